@@ -1,0 +1,13 @@
+// Package data builds the Data a manifest's templates see: deep merges,
+// CLI `--data` assignments, Hiera resolution (manifest.md §5: hierarchy
+// order, overrides, merge first|deep) and the `.env` environment
+// (manifest.md §7).
+//
+// Every function returns new maps: inputs are never mutated, and results
+// share no map or list with them, so the engine may hand them to
+// concurrent resources.
+//
+// It may import runtime/manifest (one YAML decoding rule set for every
+// input file) and runtime/template (Hiera entries are templates). It must
+// not import the engine, host/ or plugins/.
+package data

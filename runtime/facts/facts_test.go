@@ -1,0 +1,151 @@
+package facts
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPlatformInfo(t *testing.T) {
+	tests := []struct {
+		name          string
+		osRelease     string
+		libOSRelease  string // /usr/lib/os-release, the fallback
+		debianVersion string
+		want          [3]string // platform, family, version
+	}{
+		{name: "debian uses debian_version", osRelease: "ID=debian\nVERSION_ID=\"12\"\n", debianVersion: "12.11\n", want: [3]string{"debian", "debian", "12.11"}},
+		{name: "debian without debian_version", osRelease: "ID=debian\nVERSION_ID=\"12\"\n", want: [3]string{"debian", "debian", "12"}},
+		{name: "ubuntu", osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n", want: [3]string{"ubuntu", "debian", "24.04"}},
+		{name: "rhel", osRelease: "ID=\"rhel\"\nVERSION_ID=\"9.4\"\n", want: [3]string{"redhat", "rhel", "9.4"}},
+		{name: "rocky", osRelease: "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\n", want: [3]string{"rocky", "rhel", "9.3"}},
+		{name: "amazon", osRelease: "ID=\"amzn\"\nVERSION_ID=\"2023\"\n", want: [3]string{"amazon", "rhel", "2023"}},
+		{name: "fedora", osRelease: "ID=fedora\nVERSION_ID=40\n", want: [3]string{"fedora", "fedora", "40"}},
+		{name: "opensuse", osRelease: "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\nVERSION_ID=\"15.5\"\n", want: [3]string{"opensuse", "suse", "15.5"}},
+		{name: "alpine", osRelease: "ID=alpine\nVERSION_ID=3.19.1\n", want: [3]string{"alpine", "alpine", "3.19.1"}},
+		{name: "unknown id falls back to ID_LIKE", osRelease: "ID=mydistro\nID_LIKE=\"ubuntu debian\"\nVERSION_ID=1\n", want: [3]string{"mydistro", "debian", "1"}},
+		{name: "single-quoted values and comments", osRelease: "# comment\nID='arch'\nBUILD_ID=rolling\n", want: [3]string{"arch", "arch", ""}},
+		{name: "usr/lib fallback", libOSRelease: "ID=debian\nVERSION_ID=\"11\"\n", want: [3]string{"debian", "debian", "11"}},
+		{name: "no files", want: [3]string{"", "", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			write := func(rel, content string) {
+				if content == "" {
+					return
+				}
+				p := filepath.Join(root, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("etc/os-release", tt.osRelease)
+			write("usr/lib/os-release", tt.libOSRelease)
+			write("etc/debian_version", tt.debianVersion)
+			info := gather(root)["host"].(map[string]any)["info"].(map[string]any)
+			got := [3]string{info["platform"].(string), info["platformFamily"].(string), info["platformVersion"].(string)}
+			if got != tt.want {
+				t.Fatalf("platform, family, version = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGather(t *testing.T) {
+	info := Gather()["host"].(map[string]any)["info"].(map[string]any)
+	hostname, _ := os.Hostname()
+	if info["hostname"] != hostname || info["os"] != runtime.GOOS {
+		t.Fatalf("hostname/os = %v/%v, want %v/%v", info["hostname"], info["os"], hostname, runtime.GOOS)
+	}
+	for _, k := range []string{"hostname", "os", "platform", "platformFamily", "platformVersion", "kernelVersion", "kernelArch"} {
+		if _, ok := info[k].(string); !ok {
+			t.Errorf("host.info.%s is %T, want a string", k, info[k])
+		}
+	}
+	if runtime.GOOS == "linux" && (info["kernelVersion"] == "" || info["kernelArch"] == "") {
+		t.Errorf("kernel facts empty on linux: %v", info)
+	}
+}
+
+// Gather runs at every ccm start; it must stay well under 5 ms.
+func TestGatherIsFast(t *testing.T) {
+	best := time.Hour
+	for range 20 {
+		start := time.Now()
+		Gather()
+		best = min(best, time.Since(start))
+	}
+	if best > 5*time.Millisecond {
+		t.Fatalf("Gather took %v at best, want < 5ms", best)
+	}
+}
+
+func BenchmarkGather(b *testing.B) {
+	for b.Loop() {
+		Gather()
+	}
+}
+
+func TestWithOverrides(t *testing.T) {
+	dir := t.TempDir()
+	factsFile := filepath.Join(dir, "facts.yaml")
+	if err := os.WriteFile(factsFile, []byte("k3: fromfile\nhost: {info: {platform: filed}}\nn: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listFile := filepath.Join(dir, "list.json")
+	if err := os.WriteFile(listFile, []byte(`[1]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := func() map[string]any {
+		return map[string]any{"host": map[string]any{"info": map[string]any{"hostname": "h", "platform": "debian"}}}
+	}
+	tests := []struct {
+		name    string
+		file    string
+		kv      []string
+		want    map[string]any
+		wantErr string
+	}{
+		{name: "nothing", want: base()},
+		{name: "file deep-merged", file: factsFile, want: map[string]any{
+			"host": map[string]any{"info": map[string]any{"hostname": "h", "platform": "filed"}}, "k3": "fromfile", "n": 5}},
+		{name: "cli beats file (peer-notes 16)", file: factsFile, kv: []string{"k3=cli"}, want: map[string]any{
+			"host": map[string]any{"info": map[string]any{"hostname": "h", "platform": "filed"}}, "k3": "cli", "n": 5}},
+		{name: "dotted cli nests", kv: []string{"host.info.hostname=web01", "env=prod"}, want: map[string]any{
+			"host": map[string]any{"info": map[string]any{"hostname": "web01", "platform": "debian"}}, "env": "prod"}},
+		{name: "later cli wins", kv: []string{"a=1", "a=2"}, want: map[string]any{"host": base()["host"], "a": "2"}},
+		{name: "missing file", file: filepath.Join(dir, "nope.yaml"), wantErr: "--facts: read"},
+		{name: "file not a map", file: listFile, wantErr: "must be a map"},
+		{name: "cli without equals", kv: []string{"env"}, wantErr: `--fact "env": expected key=value`},
+		{name: "cli empty key part", kv: []string{"a..b=1"}, wantErr: "empty part"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := base()
+			got, err := WithOverrides(in, tt.file, tt.kv)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("WithOverrides: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %#v\nwant %#v", got, tt.want)
+			}
+			if !reflect.DeepEqual(in, base()) {
+				t.Fatalf("base mutated: %#v", in)
+			}
+		})
+	}
+}

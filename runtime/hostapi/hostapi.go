@@ -1,0 +1,38 @@
+// Package hostapi is the one small interface between the engine (runtime/)
+// and the WASM plugin host (host/). The engine depends on it; the host
+// implements it; cmd/ccm wires the two. It must import nothing of either.
+package hostapi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// Plugins is all the engine needs from the WASM plugin host (package host
+// implements it). The engine never imports the host: cmd/ccm wires them.
+type Plugins interface {
+	// Info describes a resource type, loading its plugin on first use. An
+	// unknown type is an error wrapping ErrUnknownType.
+	Info(ctx context.Context, typ string) (abi.PluginInfo, error)
+	// Preload compiles the plugins of these types in parallel, so a run pays
+	// compile time once, up front.
+	Preload(ctx context.Context, types []string) error
+	// Validate runs ccm_validate for many resources of one type at once.
+	Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
+	// Status runs ccm_status with a read-only caller.
+	Status(ctx context.Context, caller trust.Caller, req abi.Request) (abi.StatusResponse, error)
+	// Apply runs ccm_apply. A trap, timeout or limit is an error; the host
+	// discards that instance and the next call gets a fresh one.
+	Apply(ctx context.Context, caller trust.Caller, req abi.Request) (abi.Result, error)
+	// Exec runs a command for the host itself (health checks) through the
+	// same grant check as a plugin's ccm_exec.
+	Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error)
+	// Close releases every instance and compiled module.
+	Close(ctx context.Context) error
+}
+
+// ErrUnknownType is wrapped by Plugins.Info for a type no plugin provides.
+var ErrUnknownType = errors.New("unknown resource type")

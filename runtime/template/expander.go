@@ -1,0 +1,273 @@
+package template
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Env is what templates can see.
+type Env struct {
+	Facts   map[string]any
+	Data    map[string]any
+	Environ map[string]string
+	Dir     string // directory for relative readFile/file/template paths; "" is the working directory
+}
+
+// maxDepth bounds template() recursion: a .templ file that includes itself
+// must fail, not overflow the stack.
+const maxDepth = 10
+
+// Expander expands templates against one Env. It is safe for concurrent
+// use; build one per manifest (or per resource when data differs) with New.
+type Expander struct {
+	env   Env
+	hiera bool     // Hiera mode: only Facts and lookup; missing lookups give ""
+	root  *exprEnv // depth-0 variables and functions, built once
+	hroot *hieraEnv
+
+	lookupOnce sync.Once
+	lookupJSON []byte // {"facts":…,"data":…,"environ":…}, marshalled on first lookup
+	lookupErr  error
+}
+
+// New returns an Expander over env.
+func New(env Env) *Expander {
+	x := &Expander{env: env}
+	x.root = x.newEnv(0)
+	return x
+}
+
+// NewHiera returns an Expander for Hiera resolution (manifest.md §5): only
+// Facts and lookup exist, and lookup without a default gives "" for a
+// missing path instead of failing, so that an order entry naming an absent
+// fact is simply skipped.
+func NewHiera(facts map[string]any) *Expander {
+	x := &Expander{env: Env{Facts: facts}, hiera: true}
+	x.hroot = &hieraEnv{Facts: facts, Lookup: x.lookupFn}
+	return x
+}
+
+// Expand expands every string inside v (maps and lists recursively) and
+// returns new values; v is not mutated. A string that is exactly one
+// expression (surrounding whitespace allowed) yields the expression's
+// native value; other values (numbers, booleans, nil) are kept. Map keys
+// are not expanded. An error names the key path of the failing string.
+func (x *Expander) Expand(v any) (any, error) {
+	return x.expand(v, 0)
+}
+
+func (x *Expander) expand(v any, depth int) (any, error) {
+	switch t := v.(type) {
+	case string:
+		if !HasTemplate(t) {
+			return v, nil
+		}
+		return x.value(t, depth)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			r, err := x.expand(e, depth)
+			if err != nil {
+				return nil, at(err, k)
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			r, err := x.expand(e, depth)
+			if err != nil {
+				return nil, at(err, index(i))
+			}
+			out[i] = r
+		}
+		return out, nil
+	case map[string]string:
+		out := make(map[string]string, len(t))
+		for k, e := range t {
+			r, err := x.text(e, depth)
+			if err != nil {
+				return nil, at(err, k)
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []string:
+		out := make([]string, len(t))
+		for i, e := range t {
+			r, err := x.text(e, depth)
+			if err != nil {
+				return nil, at(err, index(i))
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// String expands s and always renders text, even when s is a single
+// expression giving a list or number.
+func (x *Expander) String(s string) (string, error) {
+	return x.text(s, 0)
+}
+
+// Bool evaluates a bare expression (control.if, control.unless: no
+// "{{ }}" around it) that must give a boolean.
+func (x *Expander) Bool(expr string) (bool, error) {
+	src := strings.TrimSpace(expr)
+	if src == "" {
+		return false, fmt.Errorf("empty control expression; write one such as Data.enabled == true")
+	}
+	v, err := x.eval(src, 0)
+	if err != nil {
+		if segs, serr := scan(src); serr == nil {
+			if inner, ok := single(segs); ok {
+				return false, fmt.Errorf("%w; control expressions are bare, write %q without the {{ }} or ${ }", err, inner)
+			}
+		}
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%w: expression %q gave %s; compare it, e.g. %s == \"yes\"", ErrNotBool, clip(src), describe(v), clip(src))
+	}
+	return b, nil
+}
+
+// Lookup resolves a GJSON path on {"facts":…, "data":…, "environ":…}, as
+// the lookup() function does; "env." is an alias of "environ.". Integral
+// numbers come back as int.
+func (x *Expander) Lookup(path string) (any, bool) {
+	v, ok, err := x.lookup(path)
+	if err != nil {
+		return nil, false
+	}
+	return v, ok
+}
+
+// Key renders one Hiera order entry. ok is false when the entry has
+// expressions and none of them produced a non-empty value, so that
+// "env:${ lookup('facts.env') }" does not select "env:" when the fact is
+// missing; an entry without expressions always counts.
+func (x *Expander) Key(s string) (key string, ok bool, err error) {
+	if !HasTemplate(s) {
+		return s, true, nil
+	}
+	t, err := parse(s)
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, sg := range t.segs {
+		if !sg.isExpr {
+			b.WriteString(sg.text)
+			continue
+		}
+		v, err := x.eval(sg.text, 0)
+		if err != nil {
+			return "", false, err
+		}
+		t := render(v)
+		ok = ok || t != ""
+		b.WriteString(t)
+	}
+	return b.String(), ok, nil
+}
+
+// value expands s, giving the native value of a lone expression.
+func (x *Expander) value(s string, depth int) (any, error) {
+	t, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if t.isOne {
+		return x.eval(t.single, depth)
+	}
+	return x.join(t.segs, depth)
+}
+
+// text expands s into text.
+func (x *Expander) text(s string, depth int) (string, error) {
+	if !HasTemplate(s) {
+		return s, nil
+	}
+	t, err := parse(s)
+	if err != nil {
+		return "", err
+	}
+	return x.join(t.segs, depth)
+}
+
+func (x *Expander) join(segs []segment, depth int) (string, error) {
+	var b strings.Builder
+	for _, sg := range segs {
+		if !sg.isExpr {
+			b.WriteString(sg.text)
+			continue
+		}
+		v, err := x.eval(sg.text, depth)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(render(v))
+	}
+	return b.String(), nil
+}
+
+// eval runs one expression at a template() nesting depth.
+func (x *Expander) eval(src string, depth int) (any, error) {
+	p, err := compile(src, x.hiera)
+	if err != nil {
+		return nil, err
+	}
+	if x.hiera {
+		return run(p, src, x.hroot)
+	}
+	env := x.root
+	if depth > 0 {
+		env = x.newEnv(depth)
+	}
+	return run(p, src, env)
+}
+
+// lookupDoc returns the JSON document lookup paths apply to.
+func (x *Expander) lookupDoc() ([]byte, error) {
+	x.lookupOnce.Do(func() {
+		doc := map[string]any{"facts": orEmpty(x.env.Facts)}
+		if !x.hiera {
+			doc["data"] = orEmpty(x.env.Data)
+			env := x.env.Environ
+			if env == nil {
+				env = map[string]string{}
+			}
+			doc["environ"] = env
+		}
+		x.lookupJSON, x.lookupErr = json.Marshal(doc)
+		if x.lookupErr != nil {
+			x.lookupErr = fmt.Errorf("lookup: facts or data cannot be turned into JSON: %w", x.lookupErr)
+		}
+	})
+	return x.lookupJSON, x.lookupErr
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// describe names a value and its kind for error messages.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return fmt.Sprintf("the string %q", clip(v.(string)))
+	}
+	return fmt.Sprintf("%T %s", v, clip(render(v)))
+}

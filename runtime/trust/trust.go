@@ -1,0 +1,160 @@
+// Package trust holds the pure logic of capability grants and execution
+// modes: what a scope allows, and how a child scope narrows it. It touches no
+// OS state; resolving symlinks before matching is the host's job (package
+// host), which calls into this package from its single check function.
+package trust
+
+import (
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// Mode is what a plugin call may do.
+type Mode int
+
+const (
+	ModeApply       Mode = iota // mutating host calls allowed (subject to grants)
+	ModeNoop                    // read-only: decide and report, never mutate
+	ModeHealthCheck             // read-only: only health checks run
+	ModeStatus                  // read-only: ccm_status and ccm_validate
+)
+
+// ReadOnly reports whether mutating host calls are refused in this mode.
+func (m Mode) ReadOnly() bool { return m != ModeApply }
+
+func (m Mode) String() string {
+	switch m {
+	case ModeApply:
+		return "apply"
+	case ModeNoop:
+		return "noop"
+	case ModeHealthCheck:
+		return "health-check-only"
+	case ModeStatus:
+		return "status"
+	}
+	return "unknown"
+}
+
+// Grant has the shape of a plugin's requested capabilities.
+type Grant = abi.Capabilities
+
+// All is the grant of the root scope when the operator gives none.
+func All() Grant {
+	return Grant{
+		FSRead:  []string{"/**"},
+		FSWrite: []string{"/**"},
+		Exec:    []string{"/**"},
+		Net:     []string{"*"},
+		Users:   true,
+	}
+}
+
+// Chain is a scope's grant: the grants of the scope and of every enclosing
+// scope. A request is allowed only if every grant in the chain allows it, so
+// narrowing is appending and a child can never widen what a parent granted.
+// The zero Chain allows everything (no grant was ever given).
+type Chain []Grant
+
+// Narrow returns a new chain with g added; c is not modified.
+func (c Chain) Narrow(g Grant) Chain {
+	out := make(Chain, len(c), len(c)+1)
+	copy(out, c)
+	return append(out, g)
+}
+
+// Kind names a capability family.
+type Kind string
+
+const (
+	FSRead  Kind = "fs_read"
+	FSWrite Kind = "fs_write"
+	Exec    Kind = "exec"
+	Net     Kind = "net"
+	Users   Kind = "users"
+)
+
+// Allows reports whether every grant in the chain allows target for kind.
+// target is an absolute, cleaned path (fs, exec) or host[:port] (net); it is
+// ignored for Users.
+func (c Chain) Allows(kind Kind, target string) bool {
+	for _, g := range c {
+		if !GrantAllows(g, kind, target) {
+			return false
+		}
+	}
+	return true
+}
+
+// GrantAllows reports whether one grant allows target for kind.
+func GrantAllows(g Grant, kind Kind, target string) bool {
+	switch kind {
+	case FSRead:
+		return matchPath(g.FSRead, target)
+	case FSWrite:
+		return matchPath(g.FSWrite, target)
+	case Exec:
+		return matchPath(g.Exec, target)
+	case Net:
+		return matchNet(g.Net, target)
+	case Users:
+		return g.Users
+	}
+	return false
+}
+
+// matchPath matches an absolute, clean path against absolute doublestar
+// globs. Relative or unclean targets never match: the host must resolve them
+// first, and a target with ".." left in it is refused outright.
+func matchPath(globs []string, target string) bool {
+	if !path.IsAbs(target) || path.Clean(target) != target {
+		return false
+	}
+	for _, g := range globs {
+		if !path.IsAbs(g) {
+			continue
+		}
+		if ok, err := doublestar.Match(g, target); err == nil && ok {
+			return true
+		}
+		// "/dir/**" also covers "/dir" itself.
+		if strings.HasSuffix(g, "/**") && strings.TrimSuffix(g, "/**") == target {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNet matches host[:port] against entries "host", "host:port" or "*".
+func matchNet(entries []string, target string) bool {
+	host := target
+	if i := strings.LastIndexByte(target, ':'); i >= 0 {
+		host = target[:i]
+	}
+	for _, e := range entries {
+		if e == "*" || e == target || e == host {
+			return true
+		}
+	}
+	return false
+}
+
+// Caller is who a plugin call (and every host call it makes) acts for. The
+// host carries it in the call's context, so one plugin instance serves
+// resources of different scopes safely.
+type Caller struct {
+	Resource string // "type#name", for messages and logs
+	Manifest string // the declaring manifest file, for messages
+	Grants   Chain  // the scope's grant chain
+	Mode     Mode
+	// Properties are the calling resource's final properties: a probe exec
+	// in a read-only mode may run a command line written in one of them.
+	Properties map[string]any
+	// Lookup answers ccm_lookup (GJSON path into facts/data/environ).
+	Lookup func(path string) (any, bool)
+	// Log receives ccm_log lines; nil discards them.
+	Log func(level, message string)
+}

@@ -1,0 +1,130 @@
+// Package abi holds the JSON documents exchanged between the ccm host and a
+// resource plugin: the exports a plugin provides, the host calls it may make,
+// and the error codes of those calls. It is the written contract of
+// shared/spec/plugins.md, shared by the host (native Go) and the Go guest SDK
+// (GOOS=wasip1), so it must import nothing but the standard library's
+// encoding/json and must stay free of OS access.
+package abi
+
+import "encoding/json"
+
+// Version is the plugin ABI this package describes. A plugin states the ABI it
+// was built against in PluginInfo.ABI; the host keeps a list of the versions it
+// speaks and refuses others with a message naming both.
+const Version = 1
+
+// Exports a plugin provides. Each takes a JSON document as Extism input and
+// returns a JSON document as Extism output; a non-zero return code with an
+// Extism error string means the call itself failed.
+const (
+	ExportDescribe      = "ccm_describe"       // no input → PluginInfo
+	ExportValidate      = "ccm_validate"       // ValidateRequest → ValidateResponse
+	ExportValidateBatch = "ccm_validate_batch" // ValidateBatchRequest → ValidateBatchResponse (optional)
+	ExportStatus        = "ccm_status"         // Request → StatusResponse
+	ExportApply         = "ccm_apply"          // Request → Result
+	ExportApplyBatch    = "ccm_apply_batch"    // BatchRequest → BatchResponse (optional)
+)
+
+// Capabilities is what a plugin asks for (in PluginInfo) and, with the same
+// shape, what a scope grants. Absent key = nothing. Paths and executables are
+// absolute doublestar globs ("/etc/**"); net entries are host[:port].
+type Capabilities struct {
+	FSRead  []string `json:"fs_read,omitempty"`
+	FSWrite []string `json:"fs_write,omitempty"`
+	Exec    []string `json:"exec,omitempty"`
+	Net     []string `json:"net,omitempty"`
+	Users   bool     `json:"users,omitempty"`
+	// ProbeExec lists read-only commands the plugin may run in read-only modes
+	// (ccm_status, noop, health-check-only), as argv prefixes joined by single
+	// spaces: "/usr/bin/dpkg-query -W". See ExecRequest.Probe.
+	ProbeExec []string `json:"probe_exec,omitempty"`
+}
+
+// PluginInfo is the answer to ccm_describe. The host drives everything
+// type-specific from it: no part of the host switches on a type name.
+type PluginInfo struct {
+	ABI           int      `json:"abi"`
+	Type          string   `json:"type"`
+	Version       string   `json:"version"`
+	Providers     []string `json:"providers"`
+	Ensure        []string `json:"ensure"`
+	DefaultEnsure string   `json:"default_ensure,omitempty"` // "" = ensure is required
+	Refresh       bool     `json:"refresh"`                  // accepts subscribe (exec, service)
+	// Deferred lists property names whose templates are expanded just before
+	// the resource runs (after control), not when the manifest loads.
+	Deferred         []string        `json:"deferred,omitempty"`
+	PropertiesSchema json.RawMessage `json:"properties_schema,omitempty"`
+	Capabilities     Capabilities    `json:"capabilities"`
+}
+
+// ValidateRequest is the input of ccm_validate. Properties hold the
+// type-specific properties plus name and ensure; common properties (require,
+// subscribe, control, alias, health_checks, provider) are removed by the host.
+type ValidateRequest struct {
+	Properties map[string]any `json:"properties"`
+	Provider   string         `json:"provider,omitempty"`
+}
+
+// ValidateResponse lists every problem found; empty means valid.
+type ValidateResponse struct {
+	Errors []string `json:"errors"`
+}
+
+// ValidateBatchRequest validates many resources in one call.
+type ValidateBatchRequest struct {
+	Requests []ValidateRequest `json:"requests"`
+}
+
+// ValidateBatchResponse has one entry per request, in order.
+type ValidateBatchResponse struct {
+	Results []ValidateResponse `json:"results"`
+}
+
+// Request is the input of ccm_status and ccm_apply. Properties are final:
+// templates expanded (deferred ones too), defaults applied, ensure filled.
+type Request struct {
+	Type            string         `json:"type"`
+	Name            string         `json:"name"`
+	Properties      map[string]any `json:"properties"`
+	Provider        string         `json:"provider,omitempty"` // forced provider, "" = plugin chooses
+	Noop            bool           `json:"noop,omitempty"`
+	HealthCheckOnly bool           `json:"health_check_only,omitempty"`
+	Refresh         bool           `json:"refresh,omitempty"` // a subscribed resource changed
+	WorkingDir      string         `json:"working_dir"`       // directory of the declaring manifest
+}
+
+// Result is the output of ccm_apply. A plugin verifies convergence itself
+// after a real change and reports "failed to reach desired state: <reason>"
+// in Error when it did not converge.
+type Result struct {
+	Changed     bool           `json:"changed"`
+	Refreshed   bool           `json:"refreshed,omitempty"`
+	Provider    string         `json:"provider,omitempty"`     // provider used
+	FinalEnsure string         `json:"final_ensure,omitempty"` // observed ensure after the run
+	NoopMessage string         `json:"noop_message,omitempty"`
+	State       map[string]any `json:"state,omitempty"`
+	Messages    []string       `json:"messages,omitempty"` // informational lines for the log
+	Error       string         `json:"error,omitempty"`    // non-empty = the resource failed
+}
+
+// StatusResponse is the output of ccm_status.
+type StatusResponse struct {
+	Provider    string         `json:"provider,omitempty"`
+	FinalEnsure string         `json:"final_ensure,omitempty"`
+	State       map[string]any `json:"state"`
+	Error       string         `json:"error,omitempty"`
+}
+
+// BatchRequest applies consecutive, mutually independent resources of one
+// type in one call. The plugin returns one Result per request, in order, and
+// stops after the first failed one when StopOnFailure is set (the results
+// slice is then shorter than the requests slice).
+type BatchRequest struct {
+	Requests      []Request `json:"requests"`
+	StopOnFailure bool      `json:"stop_on_failure,omitempty"`
+}
+
+// BatchResponse is the output of ccm_apply_batch.
+type BatchResponse struct {
+	Results []Result `json:"results"`
+}
