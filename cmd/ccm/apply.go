@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ccm-dev/ccm/runtime/data"
+	"github.com/ccm-dev/ccm/runtime/engine"
+	"github.com/ccm-dev/ccm/runtime/facts"
+	"github.com/ccm-dev/ccm/runtime/session"
+	"github.com/spf13/cobra"
+)
+
+type applyOptions struct {
+	noop, monitorOnly bool
+	jsonOut           bool
+	detailed          bool
+	report, noReport  bool
+	readEnv, noEnv    bool
+	color             string
+	data              []string
+	factKV            []string
+	factsFile         string
+}
+
+func newApplyCommand() *cobra.Command {
+	o := &applyOptions{}
+	cmd := &cobra.Command{
+		Use:   "apply MANIFEST",
+		Short: "Apply a manifest: converge every resource it declares, in order",
+		Long: `Apply loads MANIFEST (YAML or JSON), resolves its data and templates, checks every
+resource with its plugin, then applies the resources in declaration order and
+prints one line per resource and a run summary.
+
+Nothing changes when the manifest cannot be loaded (exit status 2). The exit
+status is 1 when any resource failed, 0 otherwise; --detailed-exitcodes uses
+Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
+		Example: `  # converge, then check that a second run is stable
+  ccm apply site.yaml
+
+  # dry run: report what would change
+  ccm apply site.yaml --noop
+
+  # only run health checks
+  ccm apply site.yaml --monitor-only
+
+  # pass data (wins over the manifest's own data at every level)
+  ccm apply site.yaml --data port=8080 --data extra.yaml
+
+  # machine-readable result
+  ccm apply site.yaml --json | jq .summary`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.noop, "noop", false, "dry run: decide as usual, change nothing")
+	f.BoolVar(&o.monitorOnly, "monitor-only", false, "run health checks only, apply nothing")
+	f.StringArrayVar(&o.data, "data", nil, "data `KEY=VALUE` or a YAML/JSON FILE, merged over every manifest's data (repeatable)")
+	f.StringArrayVar(&o.data, "data-file", nil, "alias of --data FILE")
+	f.StringArrayVar(&o.factKV, "fact", nil, "extra fact `KEY=VALUE` (dotted keys nest; repeatable; wins over --facts)")
+	f.StringVar(&o.factsFile, "facts", "", "YAML/JSON `FILE` of extra facts")
+	f.BoolVar(&o.jsonOut, "json", false, "print events and summary as one JSON document instead of log lines")
+	f.BoolVar(&o.detailed, "detailed-exitcodes", false, "exit 0 no changes, 2 changes, 4 failures, 6 changes and failures")
+	f.BoolVar(&o.report, "report", true, "print the run summary")
+	f.BoolVar(&o.noReport, "no-report", false, "do not print the run summary")
+	f.BoolVar(&o.readEnv, "read-env", true, "read ./.env into Environ")
+	f.BoolVar(&o.noEnv, "no-read-env", false, "do not read ./.env")
+	f.StringVar(&o.color, "color", "auto", "colour output: auto, always or never (NO_COLOR is honoured)")
+	_ = f.MarkHidden("data-file")
+	return cmd
+}
+
+func (o *applyOptions) run(cmd *cobra.Command, path string) error {
+	if o.noop && o.monitorOnly {
+		return &exitError{exitUsage, errors.New("--noop and --monitor-only cannot be combined")}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+
+	fts, err := facts.WithOverrides(facts.Gather(), o.factsFile, o.factKV)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	var dotenv map[string]string
+	if o.readEnv && !o.noEnv {
+		if dotenv, err = data.LoadDotEnv(".env"); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	}
+	external, err := data.ParseAssignments(o.data)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+
+	plugins, err := newPluginHost()
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer plugins.Close(context.Background())
+
+	out := cmd.OutOrStdout()
+	var printer *printer
+	if !o.jsonOut {
+		printer = newPrinter(out, useColor(o.color, out))
+	}
+	eng := engine.New(engine.Options{
+		Plugins:         plugins,
+		Facts:           fts,
+		Environ:         data.Environ(dotenv),
+		ExternalData:    external,
+		Noop:            o.noop,
+		HealthCheckOnly: o.monitorOnly,
+		Reporter:        reporterOrNil(printer),
+	})
+	res, err := eng.Run(ctx, path)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Events  []*session.Event `json:"events"`
+			Summary session.Summary  `json:"summary"`
+		}{res.Events, res.Summary}); err != nil {
+			return &exitError{exitFailed, err}
+		}
+	} else if o.report && !o.noReport {
+		fmt.Fprintln(out)
+		if err := res.Summary.WriteText(out); err != nil {
+			return err
+		}
+	}
+	if code := exitCode(res, o.detailed); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// exitCode maps a run to the process exit status (cli.md §1).
+func exitCode(res *engine.Result, detailed bool) int {
+	if !detailed {
+		if res.Failed() {
+			return exitFailed
+		}
+		return exitOK
+	}
+	code := 0
+	if res.Changed() {
+		code |= 2
+	}
+	if res.Failed() {
+		code |= 4
+	}
+	return code
+}
+
+func reporterOrNil(p *printer) engine.Reporter {
+	if p == nil {
+		return nil
+	}
+	return p
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ccm-dev/ccm/runtime/session"
+	"golang.org/x/sys/unix"
+)
+
+// printer writes one line per event, CCM style:
+// "LEVEL  type#name outcome key=value ...", coloured on a terminal.
+type printer struct {
+	w     io.Writer
+	color bool
+}
+
+func newPrinter(w io.Writer, color bool) *printer { return &printer{w: w, color: color} }
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiRed    = "\x1b[31m"
+)
+
+func (p *printer) ManifestStart(file string, resources, depth int) {
+	p.line("INFO", "", fmt.Sprintf("Executing manifest manifest=%s resources=%d", file, resources), depth)
+}
+
+func (p *printer) Message(text string) {
+	fmt.Fprintf(p.w, "\n%s\n", strings.TrimRight(text, "\n"))
+}
+
+func (p *printer) Event(e *session.Event, depth int) {
+	level, color := "INFO", ansiGreen
+	outcome := e.Outcome()
+	switch {
+	case e.Failed:
+		level, color = "ERROR", ansiRed
+	case len(e.UnmetRequirements) > 0:
+		level, color, outcome = "ERROR", ansiRed, "skipped due to unmet requirement"
+	case e.Skipped, e.Changed:
+		level, color = "WARN", ansiYellow
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", e.Display(), p.paint(color, outcome))
+	kv := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if strings.ContainsAny(v, " \t\n\"") {
+			v = fmt.Sprintf("%q", v)
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
+	}
+	kv("ensure", e.FinalEnsure)
+	kv("runtime", e.Duration.Round(10*time.Microsecond).String())
+	kv("provider", e.Provider)
+	kv("noop", e.NoopMessage)
+	if len(e.Error) > 0 {
+		kv("errors", strings.Join(e.Error, "; "))
+	}
+	for _, u := range e.UnmetRequirements {
+		kv("unmet", u)
+	}
+	if depth > 0 || e.Type == "apply" {
+		kv("manifest", e.Manifest)
+	}
+	for _, m := range e.Messages {
+		kv("info", m)
+	}
+	p.line(level, color, b.String(), depth)
+}
+
+func (p *printer) line(level, color, text string, depth int) {
+	indent := strings.Repeat("  ", depth)
+	fmt.Fprintf(p.w, "%s %s%s\n", p.paint(color, fmt.Sprintf("%-5s", level)), indent, text)
+}
+
+func (p *printer) paint(color, s string) string {
+	if !p.color || color == "" {
+		return s
+	}
+	return color + s + ansiReset
+}
+
+// useColor decides colour: "always", "never", or "auto" = a terminal and no NO_COLOR.
+func useColor(mode string, w io.Writer) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ccm-dev/ccm/runtime/session"
+	"github.com/ccm-dev/ccm/runtime/trust"
+)
+
+// applyType is the resource type the engine itself implements: the host owns
+// manifests and their recursion, so apply is not a plugin.
+const applyType = "apply"
+
+// applySpec holds an apply resource's own properties (resources.md §7).
+type applySpec struct {
+	noop            bool
+	healthCheckOnly bool
+	allowApply      bool
+	data            map[string]any
+	grants          *trust.Grant
+}
+
+// parseApply checks an apply resource's properties (already expanded).
+func parseApply(props map[string]any) (*applySpec, error) {
+	spec := &applySpec{allowApply: true}
+	var unknown []string
+	for k, v := range props {
+		var err error
+		switch k {
+		case "ensure":
+			if s, _ := v.(string); s != "present" {
+				err = fmt.Errorf("ensure %v is not supported: apply only knows present", v)
+			}
+		case "noop":
+			spec.noop, err = boolProp(k, v)
+		case "health_check_only":
+			spec.healthCheckOnly, err = boolProp(k, v)
+		case "allow_apply":
+			spec.allowApply, err = boolProp(k, v)
+		case "data":
+			if v == nil {
+				continue
+			}
+			m, ok := v.(map[string]any)
+			if !ok {
+				err = fmt.Errorf("data must be a map, got %T", v)
+			}
+			spec.data = m
+		case "grants":
+			spec.grants, err = parseGrant(v)
+		default:
+			unknown = append(unknown, k)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("unknown apply properties %s; apply accepts ensure, noop, health_check_only, allow_apply, data and grants", strings.Join(unknown, ", "))
+	}
+	return spec, nil
+}
+
+func boolProp(k string, v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s must be true or false, got %v", k, v)
+	}
+	return b, nil
+}
+
+// parseGrant decodes a grants property strictly: unknown keys are refused.
+func parseGrant(v any) (*trust.Grant, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("grants: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var g trust.Grant
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("grants: %w (keys: fs_read, fs_write, exec, net, users)", err)
+	}
+	return &g, nil
+}
+
+// runApply runs the child manifest of an apply resource in a scope narrowed
+// from s, inside the same session, and reports on ev.
+func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) {
+	spec := r.apply
+	child := scope{
+		file:            resolvePath(s.dir, r.name),
+		depth:           s.depth + 1,
+		noop:            s.noop || spec.noop,
+		healthCheckOnly: s.healthCheckOnly || spec.healthCheckOnly,
+		grants:          s.grants,
+		allowApply:      spec.allowApply,
+	}
+	child.dir = filepath.Dir(child.file)
+	if spec.grants != nil {
+		child.grants = s.grants.Narrow(*spec.grants)
+	}
+	ev.Noop = child.noop
+	ev.HealthCheckOnly = child.healthCheckOnly
+	ev.FinalEnsure = "present"
+	if child.depth > MaxDepth {
+		ev.Fail(fmt.Sprintf("maximum apply depth of %d exceeded: %s would run at level %d", MaxDepth, e.display(child.file), child.depth))
+		return
+	}
+	cp, err := e.load(ctx, child, spec.data)
+	if err != nil {
+		ev.Fail(fmt.Sprintf("child manifest %s: %v", e.display(child.file), err))
+		return
+	}
+	out := e.runPlan(ctx, child, cp)
+	ev.Status = map[string]any{
+		"manifest":  e.display(child.file),
+		"resources": out.total,
+		"changed":   out.changed,
+		"failed":    out.failed,
+	}
+	ev.Messages = append(ev.Messages, fmt.Sprintf("%d resources: %d changed, %d failed", out.total, out.changed, out.failed))
+	if out.failed > 0 {
+		ev.Fail(fmt.Sprintf("child manifest %s had %d failed resources", e.display(child.file), out.failed))
+		return
+	}
+	ev.Changed = out.changed > 0
+}

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/session"
+	"github.com/ccm-dev/ccm/runtime/trust"
+)
+
+// MaxDepth is how deep apply resources may nest: the root manifest is level
+// 0, and a child at level MaxDepth+1 is refused before it is even read.
+const MaxDepth = 10
+
+// Options configure an Engine. Facts, Environ and ExternalData are read, never
+// written.
+type Options struct {
+	Plugins         hostapi.Plugins
+	Facts           map[string]any
+	Environ         map[string]string
+	ExternalData    map[string]any // CLI --data: merged last at every level, wins over all
+	Noop            bool
+	HealthCheckOnly bool
+	Grants          trust.Chain // root scope grant; empty = everything
+	Reporter        Reporter    // nil = silent
+	Session         *session.Session
+}
+
+// Engine applies manifests. It is not safe for concurrent Runs.
+type Engine struct {
+	opts    Options
+	session *session.Session
+	report  Reporter
+	rootDir string
+}
+
+// New returns an engine. It panics if opts.Plugins is nil: that is a wiring
+// bug, not a user error.
+func New(opts Options) *Engine {
+	if opts.Plugins == nil {
+		panic("BUG: engine.New without Plugins")
+	}
+	s := opts.Session
+	if s == nil {
+		s = session.New()
+	}
+	r := opts.Reporter
+	if r == nil {
+		r = nopReporter{}
+	}
+	return &Engine{opts: opts, session: s, report: r}
+}
+
+// Session is the engine's event log.
+func (e *Engine) Session() *session.Session { return e.session }
+
+// Result is what a completed run adds up to.
+type Result struct {
+	Summary session.Summary
+	Events  []*session.Event
+}
+
+// Failed reports whether any resource failed.
+func (r *Result) Failed() bool { return r.Summary.Failed > 0 }
+
+// Changed reports whether any resource changed (or would have, in noop).
+func (r *Result) Changed() bool { return r.Summary.Changed > 0 }
+
+// Run loads and applies the manifest at path. A non-nil error means the
+// manifest could not be loaded and nothing was changed (exit status 2);
+// resource failures are in the Result (exit status 1).
+func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	e.rootDir = filepath.Dir(abs)
+	root := scope{
+		file:            abs,
+		dir:             filepath.Dir(abs),
+		noop:            e.opts.Noop,
+		healthCheckOnly: e.opts.HealthCheckOnly,
+		grants:          e.opts.Grants,
+		allowApply:      true,
+	}
+	p, err := e.load(ctx, root, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.runPlan(ctx, root, p)
+	return &Result{Summary: e.session.Summary(), Events: e.session.Events()}, nil
+}
+
+// display shortens a manifest path for logs: relative to the root manifest's
+// directory when it lies below it.
+func (e *Engine) display(file string) string {
+	if rel, err := filepath.Rel(e.rootDir, file); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return file
+}

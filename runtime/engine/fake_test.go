@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// fakePlugins is an in-memory hostapi.Plugins for engine tests: one type
+// "mark" whose apply records the call and answers from the properties:
+// {changed: bool, fail: "msg"}. It is deliberately dumb: the real plugins
+// are tested end to end through WASM in cmd/ccm.
+type fakePlugins struct {
+	mu    sync.Mutex
+	calls []fakeCall
+	execs []abi.ExecRequest
+	exit  int // exit code of Exec
+}
+
+type fakeCall struct {
+	caller trust.Caller
+	req    abi.Request
+}
+
+var _ hostapi.Plugins = (*fakePlugins)(nil)
+
+var markInfo = abi.PluginInfo{
+	ABI: 1, Type: "mark", Version: "1", Providers: []string{"fake"},
+	Ensure: []string{"present"}, DefaultEnsure: "present", Refresh: true,
+	Deferred: []string{"later"},
+}
+
+func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error) {
+	if typ != "mark" {
+		return abi.PluginInfo{}, fmt.Errorf("%w %q", hostapi.ErrUnknownType, typ)
+	}
+	return markInfo, nil
+}
+
+func (f *fakePlugins) Preload(context.Context, []string) error { return nil }
+
+func (f *fakePlugins) Validate(_ context.Context, _ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
+	out := make([]abi.ValidateResponse, len(reqs))
+	for i, r := range reqs {
+		for k := range r.Properties {
+			if !slices.Contains([]string{"name", "ensure", "changed", "fail", "later", "value"}, k) {
+				out[i].Errors = append(out[i].Errors, "unknown property "+k)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakePlugins) Status(context.Context, trust.Caller, abi.Request) (abi.StatusResponse, error) {
+	return abi.StatusResponse{}, nil
+}
+
+func (f *fakePlugins) Apply(_ context.Context, c trust.Caller, req abi.Request) (abi.Result, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, fakeCall{c, req})
+	f.mu.Unlock()
+	res := abi.Result{FinalEnsure: "present"}
+	if req.Properties["changed"] == true || req.Refresh {
+		res.Changed = true
+		res.Refreshed = req.Refresh
+		if req.Noop {
+			res.NoopMessage = "Would have marked"
+		}
+	}
+	if msg, _ := req.Properties["fail"].(string); msg != "" {
+		res.Error = msg
+	}
+	return res, nil
+}
+
+func (f *fakePlugins) Exec(_ context.Context, _ trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.execs = append(f.execs, req)
+	return abi.ExecResponse{ExitCode: f.exit}, nil
+}
+
+func (f *fakePlugins) Close(context.Context) error { return nil }
+
+// names returns the names of applied resources, in call order.
+func (f *fakePlugins) names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		out = append(out, c.req.Name)
+	}
+	return out
+}
+
+func (f *fakePlugins) call(name string) (fakeCall, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if c.req.Name == name {
+			return c, true
+		}
+	}
+	return fakeCall{}, false
+}

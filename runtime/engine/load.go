@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ccm-dev/ccm/runtime/data"
+	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/manifest"
+	"github.com/ccm-dev/ccm/runtime/template"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// plan is a loaded manifest: every resource resolved, expanded (except
+// deferred fields) and validated, ready to run.
+type plan struct {
+	file        string
+	failOnError bool
+	pre, post   string
+	x           *template.Expander
+	resources   []*resource
+}
+
+// resource is one entry of a plan.
+type resource struct {
+	src      manifest.Resource
+	typ      string
+	name     string
+	alias    string
+	provider string
+	ensure   string
+	info     *abi.PluginInfo // nil for apply
+	props    map[string]any  // name and ensure included; deferred fields raw
+	pending  bool            // some deferred field still holds a template
+	apply    *applySpec      // for type apply
+}
+
+func (r *resource) ref() string { return r.typ + "#" + r.name }
+
+// where prefixes a message with "file:line: type#name:".
+func (p *plan) where(r *resource, format string, args ...any) error {
+	name := r.name
+	if name == "" {
+		name = r.src.Name
+	}
+	return fmt.Errorf("%s:%d: %s#%s: %s", p.file, r.src.Line, r.typ, name, fmt.Sprintf(format, args...))
+}
+
+// load reads, resolves and validates the manifest of scope s. passed is the
+// apply resource's data property (nil for the root). Nothing runs here.
+func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*plan, error) {
+	src, err := os.ReadFile(s.file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read manifest: %w", err)
+	}
+	doc, err := manifest.Parse(src, s.file)
+	if err != nil {
+		return nil, err
+	}
+	if doc.ResourcesJetFile != "" {
+		return nil, fmt.Errorf("%s: ccm.resources_jet_file is not supported yet; list resources under ccm.resources", s.file)
+	}
+	resolved, err := data.Resolve(doc.Data, doc.Hierarchy, doc.Overrides, e.opts.Facts, passed, e.opts.ExternalData)
+	if err != nil {
+		return nil, fmt.Errorf("%s: data: %w", s.file, err)
+	}
+	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: e.opts.Environ, Dir: s.dir})
+	p := &plan{file: s.file, failOnError: doc.FailOnError, x: x}
+	if p.pre, err = x.String(doc.PreMessage); err != nil {
+		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
+	}
+	if p.post, err = x.String(doc.PostMessage); err != nil {
+		return nil, fmt.Errorf("%s: post_message: %w", s.file, err)
+	}
+
+	// Compile every plugin this manifest needs, in parallel, before
+	// touching any of them one by one.
+	var types []string
+	for _, r := range doc.Resources {
+		if r.Type != applyType && !slices.Contains(types, r.Type) {
+			types = append(types, r.Type)
+		}
+	}
+	if err := e.opts.Plugins.Preload(ctx, types); err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
+		return nil, fmt.Errorf("%s: loading plugins: %w", s.file, err)
+	}
+
+	var errs []error
+	for _, src := range doc.Resources {
+		r, err := e.resolve(ctx, p, s, src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.resources = append(p.resources, r)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, e.validate(ctx, p)...)
+		errs = append(errs, checkRefs(p)...)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if !s.allowApply {
+		for _, r := range p.resources {
+			if r.typ == applyType {
+				return nil, p.where(r, "apply resources are not allowed here: the parent applied this manifest with allow_apply: false")
+			}
+		}
+	}
+	return p, nil
+}
+
+// resolve expands one resource's identity and non-deferred properties and
+// checks what the host itself owns (type, ensure default, subscribe support).
+func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Resource) (*resource, error) {
+	r := &resource{src: src, typ: src.Type}
+	var err error
+	if r.name, err = p.x.String(src.Name); err != nil {
+		return nil, p.where(r, "name: %v", err)
+	}
+	if r.name == "" {
+		return nil, p.where(r, "the name is empty after template expansion")
+	}
+	if r.alias, err = p.x.String(src.Alias); err != nil {
+		return nil, p.where(r, "alias: %v", err)
+	}
+	if r.provider, err = p.x.String(src.Provider); err != nil {
+		return nil, p.where(r, "provider: %v", err)
+	}
+
+	if r.typ == applyType {
+		expanded, err := p.x.Expand(src.Properties)
+		if err != nil {
+			return nil, p.where(r, "%v", err)
+		}
+		props, _ := expanded.(map[string]any)
+		if r.apply, err = parseApply(props); err != nil {
+			return nil, p.where(r, "%v", err)
+		}
+		if src.HasSubscribe {
+			return nil, p.where(r, "apply does not accept subscribe; subscribe other resources to apply#%s instead", r.name)
+		}
+		r.ensure = "present"
+		r.props = map[string]any{"name": r.name, "ensure": "present"}
+		return r, nil
+	}
+
+	info, err := e.opts.Plugins.Info(ctx, r.typ)
+	if err != nil {
+		if errors.Is(err, hostapi.ErrUnknownType) {
+			return nil, p.where(r, "unknown resource type %q; built-in types are file and exec, others come from plugins", r.typ)
+		}
+		return nil, p.where(r, "loading its plugin: %v", err)
+	}
+	r.info = &info
+	if src.HasSubscribe && !info.Refresh {
+		return nil, p.where(r, "type %s does not accept subscribe (it has nothing to refresh)", r.typ)
+	}
+
+	r.props = make(map[string]any, len(src.Properties)+2)
+	for k, v := range src.Properties {
+		if slices.Contains(info.Deferred, k) {
+			r.props[k] = v
+			if hasTemplate(v) {
+				r.pending = true
+			}
+			continue
+		}
+		if r.props[k], err = p.x.Expand(v); err != nil {
+			return nil, p.where(r, "%s: %v", k, err)
+		}
+	}
+	r.props["name"] = r.name
+	if ens, ok := r.props["ensure"]; ok {
+		s, isString := ens.(string)
+		if !isString {
+			return nil, p.where(r, "ensure must be a string, got %T", ens)
+		}
+		r.ensure = s
+	} else if info.DefaultEnsure != "" {
+		r.ensure = info.DefaultEnsure
+		r.props["ensure"] = r.ensure
+	} else {
+		return nil, p.where(r, "ensure is required for %s resources (one of %s)", r.typ, strings.Join(info.Ensure, ", "))
+	}
+	return r, nil
+}
+
+// validate asks each plugin, one batch per type, whether its resources'
+// properties are valid. Deferred fields that still hold templates are left
+// out here and checked again when the resource runs.
+func (e *Engine) validate(ctx context.Context, p *plan) []error {
+	byType := map[string][]*resource{}
+	var order []string
+	for _, r := range p.resources {
+		if r.info == nil {
+			continue
+		}
+		if _, ok := byType[r.typ]; !ok {
+			order = append(order, r.typ)
+		}
+		byType[r.typ] = append(byType[r.typ], r)
+	}
+	var errs []error
+	for _, typ := range order {
+		rs := byType[typ]
+		reqs := make([]abi.ValidateRequest, len(rs))
+		for i, r := range rs {
+			reqs[i] = abi.ValidateRequest{Properties: validationProps(r), Provider: r.provider}
+		}
+		resps, err := e.opts.Plugins.Validate(ctx, typ, reqs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: validating %s resources: %w", p.file, typ, err))
+			continue
+		}
+		for i, r := range rs {
+			if i < len(resps) && len(resps[i].Errors) > 0 {
+				errs = append(errs, p.where(r, "%s", strings.Join(resps[i].Errors, "; ")))
+			}
+		}
+	}
+	return errs
+}
+
+// validationProps returns the properties to validate at load time: deferred
+// fields that still hold a template are left out.
+func validationProps(r *resource) map[string]any {
+	if !r.pending {
+		return r.props
+	}
+	out := make(map[string]any, len(r.props))
+	for k, v := range r.props {
+		if slices.Contains(r.info.Deferred, k) && hasTemplate(v) {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// checkRefs rejects duplicates and references to resources declared later in
+// the same manifest: those can never be met (manifest.md §8.3). References to
+// names not declared here may point into a parent or an earlier child and
+// are checked when the resource runs.
+func checkRefs(p *plan) []error {
+	index := make(map[string]int, 2*len(p.resources))
+	var errs []error
+	for i, r := range p.resources {
+		if j, dup := index[r.ref()]; dup && p.resources[j].ref() == r.ref() {
+			errs = append(errs, p.where(r, "declared twice in this manifest (first at line %d)", p.resources[j].src.Line))
+			continue
+		}
+		index[r.ref()] = i
+		if r.alias != "" {
+			if _, taken := index[r.typ+"#"+r.alias]; !taken {
+				index[r.typ+"#"+r.alias] = i
+			}
+		}
+	}
+	for i, r := range p.resources {
+		for _, kind := range []struct {
+			what string
+			refs []string
+		}{{"require", r.src.Require}, {"subscribe", r.src.Subscribe}} {
+			for _, ref := range kind.refs {
+				if j, ok := index[ref]; ok && j >= i {
+					if j == i {
+						errs = append(errs, p.where(r, "%s %s refers to the resource itself", kind.what, ref))
+					} else {
+						errs = append(errs, p.where(r, "%s %s refers to a resource declared later (line %d); it could never be met, move it above", kind.what, ref, p.resources[j].src.Line))
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// hasTemplate reports whether a property value holds a template anywhere.
+func hasTemplate(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return template.HasTemplate(t)
+	case []any:
+		return slices.ContainsFunc(t, hasTemplate)
+	case map[string]any:
+		for _, e := range t {
+			if hasTemplate(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resolvePath makes a manifest-relative path absolute.
+func resolvePath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/ccm-dev/ccm/runtime/session"
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// manifestOutcome counts what one manifest's run (children included) did.
+type manifestOutcome struct {
+	total, failed, changed int
+}
+
+// runPlan runs every resource of p in declaration order. It returns the
+// counts of the events recorded meanwhile (children's included).
+func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome {
+	first := e.session.Len()
+	if p.pre != "" {
+		e.report.Message(p.pre)
+	}
+	e.report.ManifestStart(e.display(p.file), len(p.resources), s.depth)
+
+	var stoppedBy string
+	for _, r := range p.resources {
+		if stoppedBy != "" {
+			ev := e.newEvent(s, p, r)
+			ev.Skipped = true
+			ev.Messages = append(ev.Messages, "not applied: fail_on_error is set and "+stoppedBy+" failed")
+			e.record(s, ev)
+			continue
+		}
+		ev := e.runResource(ctx, s, p, r)
+		if ev.Failed && p.failOnError && !s.healthCheckOnly {
+			stoppedBy = ev.Display()
+		}
+	}
+
+	out := manifestOutcome{}
+	for _, ev := range e.session.Events()[first:] {
+		out.total++
+		if ev.Failed {
+			out.failed++
+		} else if ev.Changed {
+			out.changed++
+		}
+	}
+	if out.failed == 0 && p.post != "" {
+		e.report.Message(p.post)
+	}
+	return out
+}
+
+// runResource takes one resource through the flow of manifest.md §8.2 and
+// records its event. It never panics out: a panic below becomes a failed
+// event for this resource.
+func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource) (ev *session.Event) {
+	start := time.Now()
+	ev = e.newEvent(s, p, r)
+	defer func() {
+		if v := recover(); v != nil {
+			ev.Fail(fmt.Sprintf("internal error: %v", v))
+		}
+		ev.Duration = time.Since(start)
+		e.record(s, ev)
+	}()
+
+	// control
+	managed, err := e.managed(p, r)
+	if err != nil {
+		ev.Fail(err.Error())
+		return ev
+	}
+	if !managed {
+		ev.Skipped = true
+		return ev
+	}
+
+	// deferred templates, then validation of what they produced
+	props := r.props
+	if r.pending {
+		if props, err = e.expandDeferred(ctx, p, r); err != nil {
+			ev.Fail(err.Error())
+			return ev
+		}
+	}
+	ev.Properties = props
+
+	// require
+	unmet, err := e.unmet(r.src.Require)
+	if err != nil {
+		ev.Fail(err.Error())
+		return ev
+	}
+	if len(unmet) > 0 {
+		ev.Skipped = true
+		ev.UnmetRequirements = unmet
+		return ev
+	}
+
+	// subscribe
+	refresh, err := e.fired(r.src.Subscribe)
+	if err != nil {
+		ev.Fail(err.Error())
+		return ev
+	}
+
+	if r.typ == applyType {
+		e.runApply(ctx, s, p, r, ev)
+		return ev
+	}
+
+	if s.healthCheckOnly {
+		ev.HealthCheckOnly = true
+		e.healthChecks(ctx, s, p, r, ev)
+		return ev
+	}
+
+	caller := e.caller(s, p, r, props)
+	res, err := e.opts.Plugins.Apply(ctx, caller, abi.Request{
+		Type:       r.typ,
+		Name:       r.name,
+		Properties: props,
+		Provider:   r.provider,
+		Noop:       s.noop,
+		Refresh:    refresh,
+		WorkingDir: s.dir,
+	})
+	if err != nil {
+		ev.Fail(err.Error())
+		return ev
+	}
+	applyResult(ev, res)
+	if !ev.Failed {
+		e.healthChecks(ctx, s, p, r, ev)
+	}
+	return ev
+}
+
+// applyResult copies a plugin's Result into the event.
+func applyResult(ev *session.Event, res abi.Result) {
+	if res.Provider != "" {
+		ev.Provider = res.Provider
+	}
+	ev.FinalEnsure = res.FinalEnsure
+	ev.Changed = res.Changed
+	ev.Refreshed = res.Refreshed
+	ev.NoopMessage = res.NoopMessage
+	ev.Status = res.State
+	ev.Messages = append(ev.Messages, res.Messages...)
+	if res.Error != "" {
+		ev.Fail(res.Error)
+	}
+}
+
+func (e *Engine) newEvent(s scope, p *plan, r *resource) *session.Event {
+	ev := session.NewEvent(r.typ, r.name, r.alias)
+	ev.RequestedEnsure = r.ensure
+	ev.Noop = s.noop
+	ev.Manifest = e.display(p.file)
+	switch {
+	case r.typ == applyType:
+		ev.Provider = "ccmmanifest"
+	case r.provider != "":
+		ev.Provider = r.provider
+	case r.info != nil && len(r.info.Providers) > 0:
+		ev.Provider = r.info.Providers[0]
+	}
+	return ev
+}
+
+func (e *Engine) record(s scope, ev *session.Event) {
+	e.session.Record(ev)
+	e.report.Event(ev, s.depth)
+}
+
+// caller is who the plugin call acts for.
+func (e *Engine) caller(s scope, p *plan, r *resource, props map[string]any) trust.Caller {
+	return trust.Caller{
+		Resource:   r.ref(),
+		Manifest:   p.file,
+		Grants:     s.grants,
+		Mode:       s.mode(),
+		Properties: props,
+		Lookup:     p.x.Lookup,
+	}
+}
+
+// managed evaluates control.if and control.unless (manifest.md §3.1).
+func (e *Engine) managed(p *plan, r *resource) (bool, error) {
+	c := r.src.Control
+	if c.If != "" {
+		ok, err := p.x.Bool(c.If)
+		if err != nil {
+			return false, fmt.Errorf("control.if: %w", err)
+		}
+		if !ok {
+			return false, nil
+		}
+	}
+	if c.Unless != "" {
+		ok, err := p.x.Bool(c.Unless)
+		if err != nil {
+			return false, fmt.Errorf("control.unless: %w", err)
+		}
+		if ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// expandDeferred renders the deferred fields and validates the result.
+func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[string]any, error) {
+	props := maps.Clone(r.props)
+	for _, k := range r.info.Deferred {
+		v, ok := props[k]
+		if !ok {
+			continue
+		}
+		out, err := p.x.Expand(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		props[k] = out
+	}
+	resps, err := e.opts.Plugins.Validate(ctx, r.typ, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
+	if err != nil {
+		return nil, fmt.Errorf("validating: %w", err)
+	}
+	if len(resps) == 1 && len(resps[0].Errors) > 0 {
+		return nil, fmt.Errorf("invalid after template expansion: %s", join(resps[0].Errors))
+	}
+	return props, nil
+}
+
+// unmet returns the requirements that block a resource: their latest event
+// failed or was skipped for unmet requirements. A requirement with no event
+// fails the resource (manifest.md §8.3).
+func (e *Engine) unmet(refs []string) ([]string, error) {
+	var out []string
+	for _, ref := range refs {
+		ev, ok := e.session.Latest(ref)
+		if !ok {
+			return nil, fmt.Errorf("unknown requirement %s: no resource of that name has run in this session", ref)
+		}
+		if ev.Failed || len(ev.UnmetRequirements) > 0 {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// fired reports whether any subscribed resource changed.
+func (e *Engine) fired(refs []string) (bool, error) {
+	fired := false
+	for _, ref := range refs {
+		ev, ok := e.session.Latest(ref)
+		if !ok {
+			return false, fmt.Errorf("unknown subscription %s: no resource of that name has run in this session", ref)
+		}
+		if ev.Changed && !ev.Failed {
+			fired = true
+		}
+	}
+	return fired, nil
+}
+
+func join(errs []string) string { return strings.Join(errs, "; ") }

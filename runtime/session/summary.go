@@ -1,0 +1,78 @@
+package session
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Summary is the run report of manifest.md §8.9.
+type Summary struct {
+	RunTime           time.Duration `json:"run_time"`
+	Total             int           `json:"total_resources"`
+	Stable            int           `json:"stable_resources"`
+	Changed           int           `json:"changed_resources"`
+	Failed            int           `json:"failed_resources"`
+	Skipped           int           `json:"skipped_resources"`
+	Refreshed         int           `json:"refreshed_resources"`
+	UnmetRequirements int           `json:"unmet_requirements"`
+	Checked           int           `json:"checked_resources"`
+	ChecksOK          int           `json:"checks_ok"`
+	ChecksWarning     int           `json:"checks_warning"`
+	ChecksCritical    int           `json:"checks_critical"`
+	ChecksUnknown     int           `json:"checks_unknown"`
+	TotalErrors       int           `json:"total_errors"`
+}
+
+func (s *Summary) add(e *Event) {
+	s.Total++
+	switch {
+	case e.Failed:
+		s.Failed++
+		s.TotalErrors++
+	case e.Skipped:
+		s.Skipped++
+	case e.Changed:
+		s.Changed++
+	default:
+		s.Stable++
+	}
+	if e.Refreshed {
+		s.Refreshed++
+	}
+	s.UnmetRequirements += len(e.UnmetRequirements)
+	if len(e.HealthCheck) > 0 {
+		s.Checked++
+	}
+	for _, h := range e.HealthCheck {
+		switch h.Status {
+		case HealthOK:
+			s.ChecksOK++
+		case HealthWarning:
+			s.ChecksWarning++
+		case HealthCritical:
+			s.ChecksCritical++
+		default:
+			s.ChecksUnknown++
+		}
+	}
+}
+
+// WriteText prints the summary in CCM's layout.
+func (s Summary) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, `Manifest Run Summary
+
+             Run Time: %s
+      Total Resources: %d
+     Stable Resources: %d
+    Changed Resources: %d
+     Failed Resources: %d
+    Skipped Resources: %d
+  Refreshed Resources: %d
+   Unmet Requirements: %d
+    Checked Resources: %d (ok: %d, critical: %d, warning: %d, unknown: %d)
+         Total Errors: %d
+`, s.RunTime.Round(time.Millisecond), s.Total, s.Stable, s.Changed, s.Failed, s.Skipped, s.Refreshed,
+		s.UnmetRequirements, s.Checked, s.ChecksOK, s.ChecksCritical, s.ChecksWarning, s.ChecksUnknown, s.TotalErrors)
+	return err
+}
