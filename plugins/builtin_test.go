@@ -1,0 +1,165 @@
+package plugins_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccm-dev/ccm/host"
+	"github.com/ccm-dev/ccm/plugins"
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+func TestModulesAreWasm(t *testing.T) {
+	for _, name := range []string{"file.wasm", "exec.wasm"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := fs.ReadFile(plugins.Modules(), name)
+			if err != nil {
+				t.Fatalf("embedded %s: %v; run go generate ./plugins", name, err)
+			}
+			if !bytes.HasPrefix(b, []byte("\x00asm")) {
+				t.Fatalf("%s is not a wasm module", name)
+			}
+		})
+	}
+}
+
+// newHost loads the embedded modules in the real host, as cmd/ccm does,
+// with a compilation cache shared across test runs ($CCM_CACHE_DIR, else the
+// user cache dir): a cold compile of both modules takes seconds.
+func newHost(t *testing.T) *host.Host {
+	t.Helper()
+	h, err := host.New(host.WithFS(plugins.Modules()), host.WithCacheDir(cacheDir(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	start := time.Now()
+	if err := h.Preload(context.Background(), []string{"file", "exec"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("compile (or cache load) and describe of file and exec: %v", time.Since(start))
+	return h
+}
+
+// TestBuiltinsInHost runs the built wasm modules through the real host on
+// real files: the native tests prove the logic, this proves the build.
+func TestBuiltinsInHost(t *testing.T) {
+	switch {
+	case testing.Short():
+		t.Skip("compiles both plugins (seconds)")
+	case raceEnabled:
+		// The race detector has nothing to find here (one goroutine drives
+		// the host) and makes wazero's compile take ~40 s cold.
+		t.Skip("compiling wasm under the race detector takes ~40 s; run go test ./plugins without -race")
+	}
+	h := newHost(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "motd")
+	props := map[string]any{"ensure": "present", "content": "hi\n", "owner": "0", "group": "0", "mode": "0640"}
+	apply := func(mode trust.Mode, typ, name string, p map[string]any) abi.Result {
+		t.Helper()
+		res, err := h.Apply(ctx, trust.Caller{Resource: typ + "#" + name, Mode: mode, Properties: p},
+			abi.Request{Type: typ, Name: name, Properties: p, WorkingDir: dir})
+		if err != nil {
+			t.Fatalf("%s#%s: %v", typ, name, err)
+		}
+		return res
+	}
+
+	info, err := h.Info(ctx, "file")
+	if err != nil || info.Type != "file" || info.ABI != abi.Version {
+		t.Fatalf("file info %+v, %v", info, err)
+	}
+	resp, err := h.Validate(ctx, "file", []abi.ValidateRequest{{Properties: map[string]any{"name": "rel", "contnet": "x"}}})
+	if err != nil || len(resp) != 1 || !strings.Contains(strings.Join(resp[0].Errors, "\n"), `did you mean "content"?`) {
+		t.Fatalf("validate %+v, %v", resp, err)
+	}
+
+	if os.Geteuid() != 0 {
+		props["owner"], props["group"] = itoa(os.Getuid()), itoa(os.Getgid())
+	}
+	if res := apply(trust.ModeNoop, "file", target, props); res.NoopMessage != "Would have created the file" {
+		t.Fatalf("noop %+v", res)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("noop created the file: %v", err)
+	}
+	if res := apply(trust.ModeApply, "file", target, props); !res.Changed || res.Error != "" || res.FinalEnsure != "present" {
+		t.Fatalf("create %+v", res)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "hi\n" {
+		t.Fatalf("content %q", b)
+	}
+	const rounds = 200
+	start := time.Now()
+	for range rounds {
+		if res := apply(trust.ModeApply, "file", target, props); res.Changed || res.Error != "" {
+			t.Fatalf("stable %+v", res)
+		}
+	}
+	t.Logf("stable file apply through the host: %v per call", time.Since(start)/rounds)
+
+	marker := filepath.Join(dir, "ran")
+	ex := map[string]any{"command": "/usr/bin/touch " + marker, "onlyif": "/usr/bin/test -d " + dir}
+	if res := apply(trust.ModeNoop, "exec", "touch", ex); res.NoopMessage != "Would have executed" || res.Error != "" {
+		t.Fatalf("exec noop (guard as probe) %+v", res)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("noop ran the command: %v", err)
+	}
+	if res := apply(trust.ModeApply, "exec", "touch", ex); !res.Changed || res.Error != "" {
+		t.Fatalf("exec %+v", res)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("command did not run: %v", err)
+	}
+}
+
+func cacheDir(t testing.TB) string {
+	if d := os.Getenv("CCM_CACHE_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return t.TempDir()
+	}
+	return filepath.Join(d, "ccm", "test-wazero")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// BenchmarkStableFileApply is one ccm_apply of a stable file through the
+// real host: the plugin's one stat (host-side sha256) plus the call overhead.
+func BenchmarkStableFileApply(b *testing.B) {
+	h, err := host.New(host.WithFS(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	dir := b.TempDir()
+	target := filepath.Join(dir, "motd")
+	if err := os.WriteFile(target, []byte("hi\n"), 0o640); err != nil {
+		b.Fatal(err)
+	}
+	props := map[string]any{"ensure": "present", "content": "hi\n", "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0640"}
+	req := abi.Request{Type: "file", Name: target, Properties: props}
+	caller := trust.Caller{Resource: "file#" + target, Properties: props}
+	if res, err := h.Apply(context.Background(), caller, req); err != nil || res.Changed || res.Error != "" {
+		b.Fatalf("not stable: %+v, %v", res, err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := h.Apply(context.Background(), caller, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

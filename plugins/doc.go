@@ -1,0 +1,14 @@
+// Package plugins embeds the built-in resource types, each a WebAssembly
+// plugin built from the main package of the same name beside this file
+// (file, exec), so the ccm binary carries them and the host loads them like
+// any third-party plugin: nothing in the host or the engine knows their
+// types by name.
+//
+// The committed wasm/*.wasm files are build outputs; `go generate
+// ./plugins` (or `go tool task plugins`) rebuilds them and CI fails when one
+// differs from a fresh build of its source (scripts/check-plugins.sh).
+//
+// This package imports only embed and io/fs. The plugin sources import only the sdk,
+// plugins/internal/props and the standard library; plugins/internal/fakehost
+// is for their tests. Nothing here may import host/ or runtime/.
+package plugins

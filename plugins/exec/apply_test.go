@@ -1,0 +1,344 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// execRow is one case of the decision table and properties of resources.md
+// §2, run twice: in noop on a read-only host (same decision, nothing run but
+// probes, nothing changed) and for real. DIR in any string property stands
+// for the case's temporary directory; most commands touch DIR/ran.
+type execRow struct {
+	name     string
+	props    map[string]any // "name" is the resource name
+	provider string
+	refresh  bool
+	setup    func(t *testing.T, dir string)
+	// noop is the expected noop message; "" means the command must not run.
+	noop      string
+	wantErr   string // expected error, noop and real run alike
+	runErr    string // expected error of the real run only
+	refreshed bool
+	check     func(t *testing.T, dir string, res abi.Result, h *fakehost.Host)
+}
+
+const touch = "/usr/bin/touch DIR/ran"
+
+func execRows() []execRow {
+	return []execRow{
+		{name: "plain command runs", props: map[string]any{"name": "t", "command": touch}, noop: "Would have executed"},
+		{name: "name is the command", props: map[string]any{"name": touch}, noop: "Would have executed"},
+		{
+			name:    "refresh runs despite creates, guards and refreshonly",
+			props:   map[string]any{"name": "t", "command": touch, "creates": "DIR", "onlyif": "/bin/false", "unless": "/bin/true", "refreshonly": true},
+			refresh: true, noop: "Would have executed via subscribe", refreshed: true,
+		},
+		{
+			name:  "creates exists: stable and guards not run",
+			props: map[string]any{"name": "t", "command": touch, "creates": "DIR/marker", "onlyif": "/usr/bin/touch DIR/guard-ran"},
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "marker")) },
+			check: func(t *testing.T, dir string, res abi.Result, _ *fakehost.Host) {
+				wantMissing(t, filepath.Join(dir, "guard-ran"))
+				wantMessage(t, res, "not run: creates "+dir+"/marker exists")
+			},
+		},
+		{
+			name:  "creates as a dangling symlink counts as existing",
+			props: map[string]any{"name": "t", "command": touch, "creates": "DIR/link"},
+			setup: func(t *testing.T, dir string) {
+				if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "link")); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{name: "creates missing runs", props: map[string]any{"name": "t", "command": touch, "creates": "DIR/marker"}, noop: "Would have executed"},
+		{
+			name:  "onlyif non-zero: stable",
+			props: map[string]any{"name": "t", "command": touch, "onlyif": "/bin/sh -c 'exit 3'"},
+			check: func(t *testing.T, _ string, res abi.Result, _ *fakehost.Host) {
+				wantMessage(t, res, `not run: onlyif "/bin/sh -c 'exit 3'" exited 3`)
+			},
+		},
+		{name: "onlyif zero runs", props: map[string]any{"name": "t", "command": touch, "onlyif": "test -d DIR"}, noop: "Would have executed"},
+		{name: "unless zero: stable", props: map[string]any{"name": "t", "command": touch, "unless": "test -d DIR"}},
+		{name: "unless non-zero runs", props: map[string]any{"name": "t", "command": touch, "unless": "test -e DIR/nothing"}, noop: "Would have executed"},
+		{
+			name:  "onlyif zero then unless zero: stable",
+			props: map[string]any{"name": "t", "command": touch, "onlyif": "/bin/true", "unless": "/bin/true"},
+		},
+		{
+			name:  "refreshonly without refresh: stable",
+			props: map[string]any{"name": "t", "command": touch, "refreshonly": true},
+			check: func(t *testing.T, _ string, res abi.Result, _ *fakehost.Host) {
+				wantMessage(t, res, "not run: refreshonly is set and no subscribed resource changed")
+			},
+		},
+		{name: "refresh_only spelling: stable", props: map[string]any{"name": "t", "command": touch, "refresh_only": true}},
+		{
+			name:    "refresh_only with refresh runs",
+			props:   map[string]any{"name": "t", "command": touch, "refresh_only": true},
+			refresh: true, noop: "Would have executed via subscribe", refreshed: true,
+		},
+		{
+			name:   "exit code not in returns fails with stderr",
+			props:  map[string]any{"name": "t", "command": "/bin/sh -c 'echo out; echo oops >&2; exit 3'"},
+			noop:   "Would have executed",
+			runErr: "exit code 3 not in allowed returns [0]",
+			check: func(t *testing.T, _ string, res abi.Result, _ *fakehost.Host) {
+				if !slices.Equal(res.Messages, []string{"oops"}) {
+					t.Fatalf("messages %q, want the stderr tail", res.Messages)
+				}
+				if meta := res.State["metadata"].(map[string]any); meta["exit_code"] != 3 {
+					t.Fatalf("state %v", res.State)
+				}
+			},
+		},
+		{
+			name:   "stdout tail when stderr is empty, at most 10 lines",
+			props:  map[string]any{"name": "t", "command": "/usr/bin/seq 20", "returns": []any{float64(1)}},
+			noop:   "Would have executed",
+			runErr: "exit code 0 not in allowed returns [1]",
+			check: func(t *testing.T, _ string, res abi.Result, _ *fakehost.Host) {
+				if len(res.Messages) != 10 || res.Messages[0] != "11" || res.Messages[9] != "20" {
+					t.Fatalf("messages %q", res.Messages)
+				}
+			},
+		},
+		{
+			name:  "exit code in returns succeeds",
+			props: map[string]any{"name": "t", "command": "/bin/sh -c 'touch DIR/ran; exit 3'", "returns": []any{float64(0), float64(3)}},
+			noop:  "Would have executed",
+		},
+		{
+			name:   "timeout kills the command",
+			props:  map[string]any{"name": "t", "command": "/bin/sleep 5", "timeout": "200ms"},
+			noop:   "Would have executed",
+			runErr: "command timed out after 200ms (the timeout property); its process group was killed",
+		},
+		{
+			name:    "guard timeout fails the resource",
+			props:   map[string]any{"name": "t", "command": touch, "onlyif": "/bin/sleep 5", "timeout": "200ms"},
+			wantErr: `onlyif guard "/bin/sleep 5" timed out after 200ms`,
+		},
+		{
+			name:    "guard that cannot start fails the resource",
+			props:   map[string]any{"name": "t", "command": touch, "unless": "/nonexistent/probe"},
+			wantErr: `unless guard "/nonexistent/probe" could not run: not_found`,
+		},
+		{
+			name:   "command that cannot start fails",
+			props:  map[string]any{"name": "t", "command": "no-such-program-ccm --x"},
+			noop:   "Would have executed",
+			runErr: `running "no-such-program-ccm --x": not_found`,
+		},
+		{
+			name:  "clean environment with overrides, logged with logoutput",
+			props: map[string]any{"name": "t", "command": "env", "logoutput": true, "environment": []any{"FOO=bar baz", "LANG=en_US.UTF-8"}},
+			noop:  "Would have executed",
+			check: func(t *testing.T, _ string, _ abi.Result, h *fakehost.Host) {
+				wantLogs(t, h, "PATH="+defaultPath, "LANG=en_US.UTF-8", "LC_ALL=C", "FOO=bar baz")
+			},
+		},
+		{
+			name:  "path finds programs and is exported",
+			props: map[string]any{"name": "t", "command": "mytool", "path": "DIR/bin:/usr/bin:/bin", "logoutput": true},
+			setup: func(t *testing.T, dir string) {
+				if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				script := "#!/bin/sh\necho \"PATH=$PATH\"\n"
+				if err := os.WriteFile(filepath.Join(dir, "bin", "mytool"), []byte(script), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			noop: "Would have executed",
+			check: func(t *testing.T, dir string, _ abi.Result, h *fakehost.Host) {
+				wantLogs(t, h, "PATH="+dir+"/bin:/usr/bin:/bin")
+			},
+		},
+		{
+			name:  "cwd defaults to /",
+			props: map[string]any{"name": "pwd", "logoutput": true},
+			noop:  "Would have executed",
+			check: func(t *testing.T, _ string, _ abi.Result, h *fakehost.Host) { wantLogs(t, h, "/") },
+		},
+		{
+			name:  "cwd is used by command and guards",
+			props: map[string]any{"name": "t", "command": "/usr/bin/touch ran", "cwd": "DIR", "onlyif": "test -e guardfile", "unless": "test -e ran"},
+			setup: func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "guardfile")) },
+			noop:  "Would have executed",
+		},
+		{
+			name:  "posix quoting keeps spaces in arguments",
+			props: map[string]any{"name": "t", "command": `/usr/bin/touch "DIR/with space" 'DIR/ran'`},
+			noop:  "Would have executed",
+			check: func(t *testing.T, dir string, _ abi.Result, _ *fakehost.Host) {
+				if _, err := os.Stat(filepath.Join(dir, "with space")); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name:     "shell provider runs through /bin/sh",
+			props:    map[string]any{"name": "t", "command": "cd DIR && echo x > ran", "onlyif": "test -d DIR && true"},
+			provider: "shell",
+			noop:     "Would have executed",
+		},
+		{
+			name:     "shell provider guard is a shell line too",
+			props:    map[string]any{"name": "t", "command": touch, "unless": "test -d DIR || false"},
+			provider: "shell",
+		},
+		{
+			name:    "invalid final properties fail before anything runs",
+			props:   map[string]any{"name": "t", "command": `echo "unterminated`, "onlyif": "/usr/bin/touch DIR/guard-ran"},
+			wantErr: `invalid properties: command "echo \"unterminated": unterminated quote or escape`,
+			check: func(t *testing.T, dir string, _ abi.Result, _ *fakehost.Host) {
+				wantMissing(t, filepath.Join(dir, "guard-ran"))
+			},
+		},
+	}
+}
+
+func TestApplyDecisionTable(t *testing.T) {
+	for _, row := range execRows() {
+		t.Run(row.name, func(t *testing.T) {
+			t.Run("noop", func(t *testing.T) {
+				dir := t.TempDir()
+				if row.setup != nil {
+					row.setup(t, dir)
+				}
+				h := &fakehost.Host{ReadOnly: true}
+				req := request(row, dir)
+				req.Noop = true
+				var res abi.Result
+				noMutation(t, dir, func() { res = (&execType{}).Apply(h, req) })
+				wantError(t, res.Error, row.wantErr)
+				if row.wantErr != "" {
+					return
+				}
+				if res.Changed != (row.noop != "") || res.NoopMessage != row.noop || res.Refreshed != row.refreshed {
+					t.Fatalf("noop: %+v; want message %q refreshed %v", res, row.noop, row.refreshed)
+				}
+				for _, c := range h.Calls() {
+					if c == abi.CallLog {
+						t.Fatalf("noop logged command output: %v", h.Logs())
+					}
+				}
+			})
+			t.Run("apply", func(t *testing.T) {
+				dir := t.TempDir()
+				if row.setup != nil {
+					row.setup(t, dir)
+				}
+				h := &fakehost.Host{}
+				start := time.Now()
+				res := (&execType{}).Apply(h, request(row, dir))
+				if took := time.Since(start); took > 3*time.Second {
+					t.Fatalf("apply took %v", took)
+				}
+				wantErr := row.wantErr + row.runErr
+				wantError(t, res.Error, wantErr)
+				if row.check != nil {
+					defer row.check(t, dir, res, h)
+				}
+				if wantErr != "" {
+					if res.Changed {
+						t.Fatalf("a failed resource reported changed: %+v", res)
+					}
+					return
+				}
+				ran := row.noop != ""
+				if res.Changed != ran || res.Refreshed != row.refreshed || res.NoopMessage != "" || res.FinalEnsure != "present" {
+					t.Fatalf("apply: %+v; want changed %v refreshed %v", res, ran, row.refreshed)
+				}
+				if want := map[bool]string{false: "posix", true: "shell"}[row.provider == "shell"]; res.Provider != want {
+					t.Fatalf("provider %q, want %q", res.Provider, want)
+				}
+				if usesMarker(row) {
+					_, err := os.Stat(filepath.Join(dir, "ran"))
+					if ran != (err == nil) {
+						t.Fatalf("command ran=%v, want %v", err == nil, ran)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestApplyNoopRunsOnlyProbes: guards are sent as probes, the command never.
+func TestApplyNoopRunsOnlyProbes(t *testing.T) {
+	dir := t.TempDir()
+	h := &probeRecorder{Host: &fakehost.Host{ReadOnly: true}}
+	req := request(execRow{props: map[string]any{"name": "t", "command": touch, "onlyif": "/bin/true", "unless": "/bin/false"}}, dir)
+	req.Noop = true
+	res := (&execType{}).Apply(h, req)
+	if res.Error != "" || res.NoopMessage != "Would have executed" {
+		t.Fatalf("%+v", res)
+	}
+	if !slices.Equal(h.probes, []bool{true, true}) {
+		t.Fatalf("exec calls (probe flags) %v, want two probes", h.probes)
+	}
+}
+
+// TestApplyExecRequest pins what reaches ccm_exec for each provider.
+func TestApplyExecRequest(t *testing.T) {
+	cases := []struct {
+		name     string
+		provider string
+		want     abi.ExecRequest
+	}{
+		{"posix", "", abi.ExecRequest{
+			Argv: []string{"/bin/echo", "a b"}, Cwd: "/tmp", TimeoutMS: 90_000,
+			Env: []string{"PATH=/opt/bin", "LANG=C", "LC_ALL=C", "X=1"},
+		}},
+		{"shell", "shell", abi.ExecRequest{
+			Shell: true, Command: `/bin/echo "a b"`, Cwd: "/tmp", TimeoutMS: 90_000,
+			Env: []string{"PATH=/opt/bin", "LANG=C", "LC_ALL=C", "X=1"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &probeRecorder{Host: &fakehost.Host{}}
+			(&execType{}).Apply(h, abi.Request{Name: "t", Provider: tc.provider, Properties: map[string]any{
+				"command": `/bin/echo "a b"`, "cwd": "/tmp", "timeout": "1m30s", "path": "/opt/bin", "environment": []any{"X=1"},
+			}})
+			if len(h.reqs) != 1 {
+				t.Fatalf("exec calls %d", len(h.reqs))
+			}
+			got := h.reqs[0]
+			if !slices.Equal(got.Argv, tc.want.Argv) || got.Shell != tc.want.Shell || got.Command != tc.want.Command ||
+				got.Cwd != tc.want.Cwd || got.TimeoutMS != tc.want.TimeoutMS || !slices.Equal(got.Env, tc.want.Env) || got.Probe {
+				t.Fatalf("request %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyHealthCheckOnlyRunsNothing(t *testing.T) {
+	h := &fakehost.Host{ReadOnly: true}
+	req := abi.Request{Name: "t", Properties: map[string]any{"command": "/bin/true"}, HealthCheckOnly: true}
+	if res := (&execType{}).Apply(h, req); res.Error != "" || res.Changed || len(h.Calls()) != 0 {
+		t.Fatalf("%+v, calls %v", res, h.Calls())
+	}
+}
+
+func TestStatus(t *testing.T) {
+	h := &fakehost.Host{ReadOnly: true}
+	resp := (&execType{}).Status(h, abi.Request{Name: "t", Provider: "shell"})
+	meta := resp.State["metadata"].(map[string]any)
+	if resp.Error != "" || resp.FinalEnsure != "present" || resp.Provider != "shell" || meta["name"] != "t" ||
+		resp.State["protocol"] != "io.choria.ccm.v1.resource.exec.state" || len(h.Calls()) != 0 {
+		t.Fatalf("%+v, calls %v", resp, h.Calls())
+	}
+	if _, ok := meta["exit_code"]; ok {
+		t.Fatalf("status reports an exit code: %v", meta)
+	}
+}

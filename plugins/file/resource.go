@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/ccm-dev/ccm/sdk"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// fileType implements sdk.Resource. One value serves every file resource of
+// a run (the host reuses the plugin instance), so it keeps only caches.
+type fileType struct {
+	ids *idCache
+}
+
+func newFileType() *fileType { return &fileType{ids: newIDCache()} }
+
+// Validate checks the properties statically; deferred values may still be
+// templates.
+func (*fileType) Validate(req abi.ValidateRequest) []string {
+	name, _ := req.Properties["name"].(string)
+	_, errs := parse(name, req.Properties, req.Provider)
+	return errs
+}
+
+// Status reads the path's state with one stat; it never mutates.
+func (*fileType) Status(h sdk.Host, req abi.Request) abi.StatusResponse {
+	resp := abi.StatusResponse{Provider: providerPosix}
+	if errs := checkName(req.Name); len(errs) > 0 {
+		resp.Error = strings.Join(errs, "; ")
+		return resp
+	}
+	st, err := h.Stat(abi.FSStatRequest{Path: req.Name, Checksum: true})
+	if err != nil {
+		resp.Error = errReadState(req.Name, err).Error()
+		return resp
+	}
+	resp.FinalEnsure = observed(st)
+	resp.State = stateDoc(req.Name, st)
+	return resp
+}
+
+// checkName validates only the name, for status requests that carry no
+// properties.
+func checkName(name string) []string {
+	_, errs := parse(name, map[string]any{"ensure": ensureAbsent}, "")
+	return errs
+}
+
+var _ sdk.Resource = (*fileType)(nil)
