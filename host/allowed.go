@@ -1,0 +1,83 @@
+package host
+
+import (
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// access is what one host call wants to touch.
+type access struct {
+	call string
+	// path is the target as the plugin wrote it, for messages.
+	path string
+	// target is what grants match: the path with its parent components'
+	// symlinks resolved (fs), or the absolute executable (exec).
+	target string
+	// exec is the ccm_exec request, for the probe rule of read-only modes.
+	exec *abi.ExecRequest
+}
+
+// callKind tells which capability a host call needs and whether it mutates;
+// open calls (ccm_lookup, ccm_log) need none.
+func callKind(call string) (kind trust.Kind, mutating, open bool) {
+	switch call {
+	case abi.CallFSStat, abi.CallFSRead, abi.CallFSList:
+		return trust.FSRead, false, false
+	case abi.CallFSWrite, abi.CallFSMkdir, abi.CallFSRemove, abi.CallFSChown, abi.CallFSChmod:
+		return trust.FSWrite, true, false
+	case abi.CallExec:
+		return trust.Exec, false, false
+	case abi.CallUserLookup, abi.CallGroupLookup:
+		return trust.Users, false, false
+	case abi.CallLookup, abi.CallLog:
+		return "", false, true
+	}
+	// An unknown call is refused below as needing a capability nobody grants.
+	return trust.Kind(call), false, false
+}
+
+// allowed is the one check every host call passes before any OS work. In
+// order: calls during ccm_describe/ccm_validate; the mode (read-only modes
+// refuse every mutation, and run an exec only as an authorised probe); the
+// plugin's own requested capabilities; the caller's grant chain. The
+// effective grant is therefore the plugin's request ∩ every scope's grant.
+//
+// st.caps is nil for the engine's own Exec (health checks the manifest
+// wrote): then only the grant chain applies.
+func allowed(st *callState, a access) *abi.CallError {
+	kind, mutating, open := callKind(a.call)
+	if open {
+		return nil
+	}
+	if !st.hostCalls {
+		return denied("%s is not available during %s, which must not touch the system", a.call, st.export)
+	}
+	mode := st.caller.Mode
+	if mutating && mode.ReadOnly() {
+		return denied("%s refused for %s: %s mode is read-only", a.call, a.path, mode)
+	}
+	if a.call == abi.CallExec && mode.ReadOnly() && st.caps != nil && !probeAllowed(st, a.exec, a.target) {
+		return denied("%s refused for %s: %s mode runs only probes (probe: true) whose command is one of the resource's properties or starts with one of the plugin's probe_exec entries", a.call, a.target, mode)
+	}
+	what := string(kind) + " not granted"
+	if kind == trust.Users {
+		if st.caps != nil && !trust.GrantAllows(*st.caps, kind, "") {
+			return denied("%s: the plugin did not request users in its capabilities", what)
+		}
+		if !st.caller.Grants.Allows(kind, "") {
+			return denied("%s; add users: true to grants in the apply", what)
+		}
+		return nil
+	}
+	where := a.target
+	if a.path != "" && a.path != a.target {
+		where = a.path + " (resolved to " + a.target + ")"
+	}
+	if st.caps != nil && !trust.GrantAllows(*st.caps, kind, a.target) {
+		return denied("%s for %s: the plugin's capabilities do not request it", what, where)
+	}
+	if !st.caller.Grants.Allows(kind, a.target) {
+		return denied("%s for %s; add it to grants in the apply", what, where)
+	}
+	return nil
+}

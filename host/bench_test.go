@@ -1,0 +1,132 @@
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// Run with: go test ./host/ -run XXX -bench . -benchtime 3x for the compile
+// benchmarks (seconds each), and the default benchtime for the call ones.
+
+// BenchmarkCompileCold compiles the probe (a ~3.5 MB Go guest) and the
+// Extism kernel with no cache at all.
+func BenchmarkCompileCold(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		h, err := New(WithCacheDir(""))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cp, err := h.compile(ctx, "probe", probeWasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = cp.Close(ctx)
+		_ = h.Close(ctx)
+	}
+}
+
+// BenchmarkCompileCached loads the same from the persistent cache, as a
+// later ccm process does.
+func BenchmarkCompileCached(b *testing.B) {
+	ctx := context.Background()
+	sharedHost(b) // warms the cache
+	for b.Loop() {
+		h, err := New(WithCacheDir(testCacheDir()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cp, err := h.compile(ctx, "probe", probeWasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = cp.Close(ctx)
+		_ = h.Close(ctx)
+	}
+}
+
+// BenchmarkInstantiate creates a fresh instance and makes its first call
+// (ccm_describe), which runs the Go guest's runtime initialisation: what a
+// discarded instance costs the next call.
+func BenchmarkInstantiate(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	if _, err := h.Info(ctx, "probe"); err != nil {
+		b.Fatal(err)
+	}
+	p := h.plugins["probe"]
+	for b.Loop() {
+		p.mu.Lock()
+		p.discard(ctx)
+		_, err := p.describe(ctx)
+		p.mu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCallTrivial is one ccm_validate_batch of one request.
+func BenchmarkCallTrivial(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	reqs := []abi.ValidateRequest{{Properties: map[string]any{"name": "x"}}}
+	for b.Loop() {
+		if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkApplyOneHostCall is one ccm_apply making one ccm_fs_stat (with
+// checksum) of a small file, through the full grant check.
+func BenchmarkApplyOneHostCall(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	dir := tempDir(b)
+	file := filepath.Join(dir, "f")
+	mustWrite(b, file, "content", 0o644)
+	req := abi.Request{Type: "probe", Name: "f", Properties: map[string]any{"stat": file}}
+	caller := trust.Caller{Grants: grantDir(b, dir)}
+	for b.Loop() {
+		res, err := h.Apply(ctx, caller, req)
+		if err != nil || res.Error != "" {
+			b.Fatal(err, res.Error)
+		}
+	}
+}
+
+// BenchmarkApplyNoHostCall is a ccm_apply that makes no host call, to
+// separate the cost of the export call from that of the host call.
+func BenchmarkApplyNoHostCall(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	req := abi.Request{Type: "probe", Name: "f", Properties: map[string]any{"alloc": 0}}
+	for b.Loop() {
+		if _, err := h.Apply(ctx, trust.Caller{}, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkApplyWrite64KiB is one ccm_apply writing a 64 KiB file from
+// guest memory: the cost of moving bytes through the SDK and the kernel
+// (large contents should go as a source file the host copies).
+func BenchmarkApplyWrite64KiB(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	dir := tempDir(b)
+	req := abi.Request{Type: "probe", Name: "w", Properties: map[string]any{"write": filepath.Join(dir, "f"), "size": 64 << 10}}
+	caller := trust.Caller{Grants: grantDir(b, dir)}
+	b.SetBytes(64 << 10)
+	for b.Loop() {
+		res, err := h.Apply(ctx, caller, req)
+		if err != nil || res.Error != "" {
+			b.Fatal(err, res.Error)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package host
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyDir copies the warm test cache, so a test can damage its own copy.
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tinyWasm is the smallest module this test needs: one exported function
+// returning 0, so a cold compile costs milliseconds (wazero's compiler is
+// slow under -race). It is not a ccm plugin; its describe output is empty.
+var tinyWasm = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+	0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+	0x03, 0x02, 0x01, 0x00, // function 0 has type 0
+	0x07, 0x10, 0x01, 0x0c, 'c', 'c', 'm', '_', 'd', 'e', 's', 'c', 'r', 'i', 'b', 'e', 0x00, 0x00, // export
+	0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x00, 0x0b, // code: i32.const 0
+}
+
+// TestCorruptCache damages every cache entry past its header (a damaged
+// header is only "stale" to wazero, which silently recompiles; damaged code
+// fails the compile): the module still compiles, the Host says why the cache
+// was not used, and the damaged entries are gone so the next run rebuilds.
+func TestCorruptCache(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
+	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	if _, err := h.Info(context.Background(), "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+		t.Fatalf("first load: err = %v, want a describe error", err)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries to corrupt")
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(b) / 2; i < len(b)-1; i++ {
+			b[i] ^= 0xff
+		}
+		if err := os.WriteFile(e, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	h = newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	if _, err := h.Info(context.Background(), "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+		t.Fatalf("a corrupt cache was fatal: %v", err)
+	}
+	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {
+		t.Fatalf("CacheWarning = %v", w)
+	}
+	for _, e := range entries {
+		if _, err := os.Stat(e); err == nil {
+			t.Fatalf("corrupt entry %s was kept", e)
+		}
+	}
+}
+
+func TestUnusableCacheDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	mustWrite(t, file, "", 0o644)
+	h, err := New(WithCacheDir(file))
+	if err != nil {
+		t.Fatalf("an unusable cache dir was fatal: %v", err)
+	}
+	defer h.Close(context.Background())
+	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "compiling without a persistent cache") {
+		t.Fatalf("CacheWarning = %v", w)
+	}
+}
+
+func TestDefaultCacheDir(t *testing.T) {
+	t.Setenv("CCM_CACHE_DIR", "/srv/cache")
+	if got := defaultCacheDir(); got != "/srv/cache" {
+		t.Fatalf("with CCM_CACHE_DIR: %q", got)
+	}
+	t.Setenv("CCM_CACHE_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "/home/u/.xdg")
+	want := "/home/u/.xdg/ccm/wazero"
+	if os.Geteuid() == 0 {
+		want = "/var/cache/ccm"
+	}
+	if got := defaultCacheDir(); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestWipeCacheKeepsForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "wazero-v1-amd64-linux")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entry := filepath.Join(sub, strings.Repeat("ab", 32))
+	tmp := entry + ".123.tmp"
+	foreign := filepath.Join(sub, "notes.txt")
+	for _, f := range []string{entry, tmp, foreign} {
+		mustWrite(t, f, "x", 0o644)
+	}
+	if err := wipeCache(dir); err != nil {
+		t.Fatal(err)
+	}
+	for f, keep := range map[string]bool{entry: false, tmp: false, foreign: true} {
+		if _, err := os.Stat(f); (err == nil) != keep {
+			t.Fatalf("%s: kept = %v, want %v", f, err == nil, keep)
+		}
+	}
+}

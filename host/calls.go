@@ -1,0 +1,153 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// Info describes typ, compiling its plugin and running ccm_describe on first
+// use. An unknown type wraps hostapi.ErrUnknownType.
+func (h *Host) Info(ctx context.Context, typ string) (abi.PluginInfo, error) {
+	p, err := h.plugin(typ)
+	if err != nil {
+		return abi.PluginInfo{}, err
+	}
+	return p.load(ctx)
+}
+
+// Preload loads the plugins of types in parallel (compile, instantiate,
+// describe), so a run pays compile time up front and only once per type.
+func (h *Host) Preload(ctx context.Context, types []string) error {
+	types = slices.Clone(types)
+	slices.Sort(types)
+	types = slices.Compact(types)
+	errs := make([]error, len(types))
+	var wg sync.WaitGroup
+	for i, typ := range types {
+		wg.Go(func() { _, errs[i] = h.Info(ctx, typ) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Validate runs ccm_validate for reqs, in one ccm_validate_batch call when the
+// plugin exports it. Validation may not make host calls (ccm_log aside).
+func (h *Host) Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
+	p, err := h.plugin(typ)
+	if err != nil {
+		return nil, err
+	}
+	batch, err := p.hasExport(ctx, abi.ExportValidateBatch)
+	if err != nil {
+		return nil, err
+	}
+	if batch {
+		st := &callState{export: abi.ExportValidateBatch, typ: typ, limits: h.limits}
+		var resp abi.ValidateBatchResponse
+		if err := h.exchange(ctx, p, st, abi.ValidateBatchRequest{Requests: reqs}, &resp); err != nil {
+			return nil, err
+		}
+		if len(resp.Results) != len(reqs) {
+			return nil, fmt.Errorf("plugin for type %q: %s returned %d results for %d requests", typ, abi.ExportValidateBatch, len(resp.Results), len(reqs))
+		}
+		return resp.Results, nil
+	}
+	out := make([]abi.ValidateResponse, 0, len(reqs))
+	for _, req := range reqs {
+		st := &callState{export: abi.ExportValidate, typ: typ, limits: h.limits}
+		var resp abi.ValidateResponse
+		if err := h.exchange(ctx, p, st, req, &resp); err != nil {
+			return nil, err
+		}
+		out = append(out, resp)
+	}
+	return out, nil
+}
+
+// Status runs ccm_status. The host refuses the plugin's mutating calls
+// whatever caller.Mode says: status is read-only.
+func (h *Host) Status(ctx context.Context, caller trust.Caller, req abi.Request) (abi.StatusResponse, error) {
+	if !caller.Mode.ReadOnly() {
+		caller.Mode = trust.ModeStatus
+	}
+	var resp abi.StatusResponse
+	err := h.resourceCall(ctx, caller, abi.ExportStatus, req, &resp)
+	return resp, err
+}
+
+// Apply runs ccm_apply. A noop or health-check-only request makes the caller
+// read-only; a read-only caller makes the request say so, so plugin and host
+// agree on what may happen.
+func (h *Host) Apply(ctx context.Context, caller trust.Caller, req abi.Request) (abi.Result, error) {
+	switch {
+	case caller.Mode == trust.ModeApply && req.HealthCheckOnly:
+		caller.Mode = trust.ModeHealthCheck
+	case caller.Mode == trust.ModeApply && req.Noop:
+		caller.Mode = trust.ModeNoop
+	case caller.Mode == trust.ModeNoop:
+		req.Noop = true
+	case caller.Mode == trust.ModeHealthCheck:
+		req.HealthCheckOnly = true
+	}
+	var res abi.Result
+	err := h.resourceCall(ctx, caller, abi.ExportApply, req, &res)
+	return res, err
+}
+
+// Exec runs a command for the engine itself (health checks) through the same
+// check as a plugin's ccm_exec, with only the caller's grants applying: no
+// plugin stands behind it, and the command was written in the manifest.
+func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {
+	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits}
+	resp, cerr := runExecCall(ctx, st, req)
+	if cerr != nil {
+		return resp, fmt.Errorf("%s: %s: %w", st.resource(), abi.CallExec, cerr)
+	}
+	return resp, nil
+}
+
+// resourceCall runs ccm_status or ccm_apply for caller.
+func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export string, req abi.Request, out any) error {
+	p, err := h.plugin(req.Type)
+	if err != nil {
+		return err
+	}
+	info, err := p.load(ctx)
+	if err != nil {
+		return err
+	}
+	caps := info.Capabilities
+	st := &callState{
+		export:     export,
+		typ:        req.Type,
+		caller:     caller,
+		caps:       &caps,
+		properties: req.Properties,
+		hostCalls:  true,
+		limits:     h.limits,
+	}
+	return h.exchange(ctx, p, st, req, out)
+}
+
+// exchange encodes in, calls st.export, and decodes the output into out.
+func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.export, err)
+	}
+	raw, err := p.call(ctx, st, st.export, data)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.export, err)
+	}
+	return nil
+}

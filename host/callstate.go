@@ -1,0 +1,56 @@
+package host
+
+import (
+	"context"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// callState is who a plugin call acts for, carried in the context given to
+// the Extism call so every host function of that call reads it from its own
+// ctx. One instance can thus serve resources of different scopes in turn.
+type callState struct {
+	export string
+	typ    string
+	// caller is the resource the call acts for, its Mode already forced to
+	// the export's (ccm_status read-only, noop requests noop, ...).
+	caller trust.Caller
+	// caps is what the plugin asked for in ccm_describe; nil for the engine's
+	// own Exec, which no plugin stands behind.
+	caps *abi.Capabilities
+	// properties are the request's properties: a read-only probe exec may run
+	// a command line written in one of them.
+	properties map[string]any
+	// hostCalls is false for ccm_describe and ccm_validate, which must not
+	// touch the system (ccm_log stays open).
+	hostCalls bool
+	limits    Limits
+	deadline  *deadline
+}
+
+type callStateKey struct{}
+
+func withCallState(ctx context.Context, st *callState) context.Context {
+	return context.WithValue(ctx, callStateKey{}, st)
+}
+
+func callStateFrom(ctx context.Context) *callState {
+	st, _ := ctx.Value(callStateKey{}).(*callState)
+	return st
+}
+
+// resource names the caller in messages: "file#/etc/motd", or the type.
+func (st *callState) resource() string {
+	if st.caller.Resource != "" {
+		return st.caller.Resource
+	}
+	return st.typ
+}
+
+// log sends a line to the caller's log, if it has one.
+func (st *callState) log(level, message string) {
+	if st.caller.Log != nil {
+		st.caller.Log(level, message)
+	}
+}

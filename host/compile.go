@@ -1,0 +1,53 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// compile builds typ's module. wazero fails a compile when a persistent
+// cache entry is corrupt (or cannot be written), so a failed compile is
+// retried without the persistent cache: when that works, the cache was at
+// fault, and its entries are wiped so the next run rebuilds them. Only a
+// module that does not compile at all is an error, and it wipes nothing.
+func (h *Host) compile(ctx context.Context, typ string, wasm []byte) (*extism.CompiledPlugin, error) {
+	cp, err := h.newCompiled(ctx, wasm, h.cache)
+	if err == nil || h.cacheDir == "" || ctx.Err() != nil {
+		return cp, wrapCompile(typ, err)
+	}
+	cp, err2 := h.newCompiled(ctx, wasm, wazero.NewCompilationCache())
+	if err2 != nil {
+		return nil, wrapCompile(typ, err2)
+	}
+	warning := fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it and wiped its entries", h.cacheDir, typ, err)
+	if werr := wipeCache(h.cacheDir); werr != nil {
+		warning = fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it, and wiping it failed too: %w", h.cacheDir, typ, err, werr)
+	}
+	h.mu.Lock()
+	h.cacheWarning = warning
+	h.mu.Unlock()
+	return cp, nil
+}
+
+func wrapCompile(typ string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("compile plugin for type %q: %w", typ, err)
+}
+
+// newCompiled compiles wasm into its own wazero runtime (Extism keeps one
+// runtime per compiled plugin); cache is shared by all of them.
+func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*extism.CompiledPlugin, error) {
+	// CloseOnContextDone is what lets a deadline stop a guest loop; without it
+	// a runaway guest cannot be interrupted (shared/spec/plugins.md §7).
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(h.limits.MemoryPages).
+		WithCompilationCache(cache)
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}}
+	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, h.hostFuncs)
+}

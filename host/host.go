@@ -1,0 +1,173 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/ccm-dev/ccm/runtime/hostapi"
+)
+
+// SupportedABIs are the plugin ABI versions this host speaks.
+var SupportedABIs = []int{1}
+
+// Host loads resource plugins and runs their calls. Build it with New; it is
+// safe for concurrent use (calls to one type are serialised on that type's
+// instance, different types run in parallel).
+type Host struct {
+	limits    Limits
+	sources   []source
+	cacheDir  string // "" = no persistent cache
+	cache     wazero.CompilationCache
+	hostFuncs []extism.HostFunction
+
+	mu           sync.Mutex
+	plugins      map[string]*plugin
+	closed       bool
+	cacheWarning error
+}
+
+var _ hostapi.Plugins = (*Host)(nil)
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("plugin host is closed")
+
+// typeName is what a resource type may be called; it also keeps a type name
+// from reaching outside the root of a WithFS file system.
+var typeName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// extismLogLevel makes Extism hand guest log_* lines to each instance's
+// logger (its default drops them all). It is Extism's process-wide setting,
+// so it is set once; Extism's own debug lines are filtered in logging.go.
+var extismLogLevel sync.Once
+
+// New returns a Host. It compiles nothing: a type is compiled on its first
+// Info (or Preload).
+//
+//	h, err := host.New(host.WithFS(plugins.Modules()))
+//
+// # Notes
+//
+//   - A compilation cache that cannot be opened is not an error: the Host
+//     compiles without it. Use CacheWarning to show why.
+func New(opts ...Option) (*Host, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	limits := c.limits.withDefaults()
+	if limits.MemoryPages > 65536 {
+		return nil, fmt.Errorf("memory limit of %d pages is above the wasm32 maximum of 65536 pages (4 GiB); lower Limits.MemoryPages", limits.MemoryPages)
+	}
+	dir := c.cacheDir
+	if !c.cacheDirSet {
+		dir = defaultCacheDir()
+	}
+	extismLogLevel.Do(func() { extism.SetLogLevel(extism.LogLevelDebug) })
+	h := &Host{
+		limits:  limits,
+		sources: c.sources,
+		plugins: make(map[string]*plugin),
+	}
+	var err error
+	h.cache, err = openCache(dir)
+	if err == nil {
+		h.cacheDir = dir
+	} else {
+		h.cacheWarning = err
+	}
+	h.hostFuncs = h.hostFunctions()
+	return h, nil
+}
+
+// CacheWarning says why the persistent compilation cache is not in use, or
+// is nil when it is (or was disabled on purpose). cmd/ccm logs it.
+func (h *Host) CacheWarning() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cacheWarning
+}
+
+// plugin returns the entry for typ, creating it (uncompiled) on first use.
+func (h *Host) plugin(typ string) (*plugin, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	if p, ok := h.plugins[typ]; ok {
+		return p, nil
+	}
+	if !typeName.MatchString(typ) {
+		return nil, fmt.Errorf("resource type %q: %w (type names are lowercase letters, digits and _)", typ, hostapi.ErrUnknownType)
+	}
+	p := &plugin{host: h, typ: typ}
+	h.plugins[typ] = p
+	return p, nil
+}
+
+// module finds the wasm bytes of typ in the sources, in order.
+func (h *Host) module(typ string) ([]byte, error) {
+	for _, s := range h.sources {
+		b, err := s.module(typ)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read plugin module for type %q: %w", typ, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("resource type %q: %w: no plugin provides it", typ, hostapi.ErrUnknownType)
+}
+
+// Close releases every instance and compiled module, then the cache. Calls
+// made after Close fail with ErrClosed.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	plugins := h.plugins
+	h.plugins = nil
+	h.mu.Unlock()
+
+	var errs []error
+	for _, p := range plugins {
+		errs = append(errs, p.close(ctx))
+	}
+	if h.cache != nil {
+		if err := h.cache.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// source provides plugin modules by type name; fs.ErrNotExist = not here.
+type source interface {
+	module(typ string) ([]byte, error)
+}
+
+type mapSource map[string][]byte
+
+func (m mapSource) module(typ string) ([]byte, error) {
+	if b, ok := m[typ]; ok {
+		return b, nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+type fsSource struct{ fsys fs.FS }
+
+func (s fsSource) module(typ string) ([]byte, error) {
+	return fs.ReadFile(s.fsys, typ+".wasm")
+}

@@ -1,0 +1,150 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// handler serves one host call: raw is the request document; the answer is
+// the Ok document or a CallError. Handlers call allowed before any OS work.
+type handler func(ctx context.Context, st *callState, raw []byte) (any, *abi.CallError)
+
+// handlers maps every abi.Call* name to its handler. Every host function a
+// plugin may import is registered, because instantiation fails on an import
+// the host does not provide.
+func handlers() map[string]handler {
+	return map[string]handler{
+		abi.CallFSStat:      typed(fsStat),
+		abi.CallFSRead:      typed(fsRead),
+		abi.CallFSWrite:     typed(fsWrite),
+		abi.CallFSMkdir:     typed(fsMkdir),
+		abi.CallFSRemove:    typed(fsRemove),
+		abi.CallFSChown:     typed(fsChown),
+		abi.CallFSChmod:     typed(fsChmod),
+		abi.CallFSList:      typed(fsList),
+		abi.CallExec:        typed(execCall),
+		abi.CallUserLookup:  typed(userLookup),
+		abi.CallGroupLookup: typed(groupLookup),
+		abi.CallLookup:      typed(lookupCall),
+		abi.CallLog:         typed(logCall),
+	}
+}
+
+// typed adapts a handler taking a decoded request.
+func typed[Req any](fn func(context.Context, *callState, Req) (any, *abi.CallError)) handler {
+	return func(ctx context.Context, st *callState, raw []byte) (any, *abi.CallError) {
+		var req Req
+		if cerr := decodeRequest(raw, &req); cerr != nil {
+			return nil, cerr
+		}
+		return fn(ctx, st, req)
+	}
+}
+
+// decodeRequest decodes one JSON document strictly: unknown fields and
+// trailing data are refused, so a request the host does not fully understand
+// is never half-obeyed.
+func decodeRequest(raw []byte, v any) *abi.CallError {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &abi.CallError{Code: abi.CodeInvalid, Message: "decode request: " + err.Error()}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &abi.CallError{Code: abi.CodeInvalid, Message: "decode request: trailing data after the JSON document"}
+	}
+	return nil
+}
+
+// dispatch answers one host call. It never panics: a handler bug becomes an
+// io error for the plugin instead of a trap that kills the instance.
+func dispatch(ctx context.Context, st *callState, table map[string]handler, call string, raw []byte) (resp abi.Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp = abi.Response{Error: &abi.CallError{Code: abi.CodeIO, Message: fmt.Sprintf("BUG: host call %s panicked: %v", call, p)}}
+		}
+	}()
+	if st == nil {
+		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: call + " made outside a ccm call"}}
+	}
+	if int64(len(raw)) > st.limits.RequestBytes {
+		return tooLarge(call, int64(len(raw)), st.limits.RequestBytes)
+	}
+	fn, ok := table[call]
+	if !ok {
+		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: "unknown host call " + call}}
+	}
+	ok2, cerr := fn(ctx, st, raw)
+	if cerr != nil {
+		return abi.Response{Error: cerr}
+	}
+	b, err := json.Marshal(ok2)
+	if err != nil {
+		return abi.Response{Error: &abi.CallError{Code: abi.CodeIO, Message: "encode " + call + " response: " + err.Error()}}
+	}
+	return abi.Response{Ok: b}
+}
+
+func tooLarge(call string, n, limit int64) abi.Response {
+	return abi.Response{Error: &abi.CallError{Code: abi.CodeTooLarge,
+		Message: fmt.Sprintf("%s request of %d bytes exceeds the request_bytes limit of %d", call, n, limit)}}
+}
+
+// hostFunctions builds the Extism host functions, one per host call.
+func (h *Host) hostFunctions() []extism.HostFunction {
+	table := handlers()
+	out := make([]extism.HostFunction, 0, len(table))
+	for name := range table {
+		fn := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+			stack[0] = serveHostCall(ctx, cp, table, name, stack[0])
+		}, []extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR})
+		fn.SetNamespace(abi.HostNamespace)
+		out = append(out, fn)
+	}
+	return out
+}
+
+// serveHostCall reads the request block at offset (refusing an oversized one
+// before copying it), dispatches, and returns the offset of a new block with
+// the response; 0 when even that cannot be written (the guest reports it).
+func serveHostCall(ctx context.Context, cp *extism.CurrentPlugin, table map[string]handler, call string, offset uint64) uint64 {
+	st := callStateFrom(ctx)
+	var resp abi.Response
+	n, err := cp.Length(offset)
+	switch {
+	case err != nil:
+		resp = badBlock(call, err.Error())
+	case st != nil && int64(n) > st.limits.RequestBytes:
+		resp = tooLarge(call, int64(n), st.limits.RequestBytes)
+	default:
+		// Read the block directly (ReadBytes would ask the kernel for its
+		// length a second time); Read returns a view, so copy it.
+		view, ok := cp.Memory().Read(uint32(offset), uint32(n))
+		if !ok {
+			resp = badBlock(call, "out of memory bounds")
+			break
+		}
+		resp = dispatch(ctx, st, table, call, bytes.Clone(view))
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return 0
+	}
+	off, err := cp.WriteBytes(out)
+	if err != nil {
+		return 0
+	}
+	return off
+}
+
+func badBlock(call, why string) abi.Response {
+	return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: call + ": bad request block: " + why}}
+}

@@ -1,0 +1,255 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// ErrLimit is wrapped by the error of a call that a Limits value stopped
+// (call_timeout, memory_pages, output_bytes).
+var ErrLimit = errors.New("plugin limit exceeded")
+
+// plugin is one resource type: its compiled module, its description, and
+// the one instance all its calls share. mu is held for a whole call, since an
+// instance is not safe for concurrent calls.
+type plugin struct {
+	host *Host
+	typ  string
+
+	mu       sync.Mutex
+	compiled *extism.CompiledPlugin
+	info     *abi.PluginInfo
+	inst     *extism.Plugin
+	exports  map[string]bool // the module's exported functions
+	stderr   *headBuffer     // the current instance's stderr, for crash messages
+	logTo    func(level, message string)
+	closed   bool
+}
+
+// load compiles the module and runs ccm_describe, once; a failure is not
+// remembered, so a later call retries.
+func (p *plugin) load(ctx context.Context) (abi.PluginInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.loadLocked(ctx); err != nil {
+		return abi.PluginInfo{}, err
+	}
+	return *p.info, nil
+}
+
+func (p *plugin) loadLocked(ctx context.Context) error {
+	if p.closed {
+		return ErrClosed
+	}
+	if p.compiled == nil {
+		wasm, err := p.host.module(p.typ)
+		if err != nil {
+			return err
+		}
+		p.compiled, err = p.host.compile(ctx, p.typ, wasm)
+		if err != nil {
+			return err
+		}
+	}
+	if p.info == nil {
+		info, err := p.describe(ctx)
+		if err != nil {
+			return err
+		}
+		p.info = &info
+	}
+	return nil
+}
+
+func (p *plugin) describe(ctx context.Context) (abi.PluginInfo, error) {
+	st := &callState{export: abi.ExportDescribe, typ: p.typ, limits: p.host.limits}
+	out, err := p.callLocked(ctx, st, abi.ExportDescribe, nil)
+	if err != nil {
+		return abi.PluginInfo{}, err
+	}
+	var info abi.PluginInfo
+	if err := json.Unmarshal(out, &info); err != nil {
+		return abi.PluginInfo{}, fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, abi.ExportDescribe, err)
+	}
+	if !slices.Contains(SupportedABIs, info.ABI) {
+		return abi.PluginInfo{}, abiMismatch(p.typ, info.ABI)
+	}
+	if info.Type != p.typ {
+		return abi.PluginInfo{}, fmt.Errorf("plugin for type %q describes type %q; a plugin module must be registered under the type it provides", p.typ, info.Type)
+	}
+	return info, nil
+}
+
+func abiMismatch(typ string, got int) error {
+	newest := slices.Max(SupportedABIs)
+	if got > newest {
+		return fmt.Errorf("plugin for type %q speaks plugin abi %d, this ccm speaks abi %v; upgrade ccm or use a plugin built for abi %d", typ, got, SupportedABIs, newest)
+	}
+	return fmt.Errorf("plugin for type %q speaks plugin abi %d, this ccm speaks abi %v; rebuild the plugin against a newer sdk/", typ, got, SupportedABIs)
+}
+
+// call runs export with input for st, loading the plugin first if needed.
+func (p *plugin) call(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.loadLocked(ctx); err != nil {
+		return nil, err
+	}
+	return p.callLocked(ctx, st, export, input)
+}
+
+// hasExport reports whether the module exports export (optional exports
+// such as ccm_validate_batch).
+func (p *plugin) hasExport(ctx context.Context, export string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.loadLocked(ctx); err != nil {
+		return false, err
+	}
+	return p.exports[export], nil
+}
+
+// callLocked makes one Extism call under the call deadline. Any failure
+// discards the instance: after a trap, a timeout or even a guest error the
+// instance's state is not trusted, and the next call gets a fresh one.
+func (p *plugin) callLocked(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
+	inst, err := p.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dl := newDeadline(ctx, st.limits.CallTimeout)
+	defer dl.stop()
+	st.deadline = dl
+	p.logTo = st.log
+	defer func() { p.logTo = nil }()
+	p.stderr.Reset()
+
+	rc, out, err := inst.CallWithContext(withCallState(dl.ctx, st), export, input)
+	if err == nil && rc != 0 {
+		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if err != nil {
+		p.discard(ctx)
+		return nil, p.callError(ctx, dl, export, err)
+	}
+	if int64(len(out)) > st.limits.OutputBytes {
+		p.discard(ctx)
+		return nil, fmt.Errorf("plugin for type %q: %s output of %d bytes %w", p.typ, export, len(out),
+			&limitError{limit: "output_bytes", value: fmt.Sprint(st.limits.OutputBytes)})
+	}
+	return out, nil
+}
+
+// callError says why a call failed, naming the limit when one stopped it.
+func (p *plugin) callError(ctx context.Context, dl *deadline, export string, err error) error {
+	prefix := fmt.Sprintf("plugin for type %q: %s", p.typ, export)
+	var le *limitError
+	if errors.As(context.Cause(dl.ctx), &le) {
+		return fmt.Errorf("%s: %w; the instance was discarded", prefix, le)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", prefix, context.Cause(ctx))
+	}
+	msg := firstLine(err.Error())
+	if crash := firstLine(p.stderr.String()); crash != "" {
+		msg += ": " + crash
+	}
+	if strings.Contains(p.stderr.String(), "out of memory") {
+		return fmt.Errorf("%s: %s: %w", prefix, msg,
+			&limitError{limit: "memory_pages", value: fmt.Sprintf("%d pages (%d MiB)", p.host.limits.MemoryPages, p.host.limits.MemoryPages/16)})
+	}
+	return fmt.Errorf("%s: %s", prefix, msg)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// instance returns the live instance, creating one if there is none.
+func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
+	if p.inst != nil {
+		return p.inst, nil
+	}
+	p.stderr = &headBuffer{max: 4 << 10}
+	// No preopened directories, environment, arguments or stdout: the guest
+	// reaches the system only through host calls. Clocks and randomness are
+	// real because the Go runtime wants them and they grant nothing. Stderr
+	// is kept (bounded) only to explain a crash.
+	mc := wazero.NewModuleConfig().
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithRandSource(rand.Reader).
+		WithStderr(p.stderr)
+	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	if err != nil {
+		return nil, fmt.Errorf("instantiate plugin for type %q: %w", p.typ, err)
+	}
+	inst.SetLogger(p.extismLog)
+	p.inst = inst
+	if p.exports == nil {
+		// Listed once from the definitions: Extism's FunctionExists builds a
+		// callable function (with its own stack) on every query.
+		p.exports = make(map[string]bool)
+		for name := range inst.Module().ExportedFunctions() {
+			p.exports[name] = true
+		}
+	}
+	return inst, nil
+}
+
+// discard closes the instance; the next call instantiates a new one.
+func (p *plugin) discard(ctx context.Context) {
+	if p.inst == nil {
+		return
+	}
+	_ = p.inst.Close(context.WithoutCancel(ctx))
+	p.inst = nil
+}
+
+func (p *plugin) close(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.discard(ctx)
+	if p.compiled == nil {
+		return nil
+	}
+	err := p.compiled.Close(ctx)
+	p.compiled = nil
+	if err != nil {
+		return fmt.Errorf("close plugin for type %q: %w", p.typ, err)
+	}
+	return nil
+}
+
+// headBuffer keeps the first max bytes written to it: the start of a Go
+// crash report says what happened; the goroutine dump after it does not.
+type headBuffer struct {
+	max int
+	buf bytes.Buffer
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *headBuffer) String() string { return b.buf.String() }
+func (b *headBuffer) Reset()         { b.buf.Reset() }

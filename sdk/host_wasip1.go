@@ -1,0 +1,156 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"github.com/ccm-dev/ccm/sdk/abi"
+	"github.com/ccm-dev/ccm/sdk/internal/wire"
+)
+
+// Host-call imports (namespace extism:host/user). Each takes the offset of a
+// kernel block holding the JSON request and returns the offset of a block
+// holding the JSON abi.Response; the guest frees both.
+
+//go:wasmimport extism:host/user ccm_fs_stat
+func hostFSStat(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_read
+func hostFSRead(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_write
+func hostFSWrite(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_mkdir
+func hostFSMkdir(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_remove
+func hostFSRemove(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_chown
+func hostFSChown(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_chmod
+func hostFSChmod(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_fs_list
+func hostFSList(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_exec
+func hostExec(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_user_lookup
+func hostUserLookup(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_group_lookup
+func hostGroupLookup(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_lookup
+func hostLookup(uint64) uint64
+
+//go:wasmimport extism:host/user ccm_log
+func hostLog(uint64) uint64
+
+// wasmHost is the Host a Resource gets inside the wasm guest.
+type wasmHost struct{}
+
+var _ Host = wasmHost{}
+
+// call sends one host call: marshal req, hand it to the import fn, decode the
+// abi.Response into resp (when resp is not nil). A refused or failed call is
+// returned as *abi.CallError.
+func (wasmHost) call(name string, fn func(uint64) uint64, req, resp any) error {
+	data, err := wire.Marshal(req)
+	if err != nil {
+		return &abi.CallError{Code: abi.CodeInvalid, Message: "encode " + name + " request: " + err.Error()}
+	}
+	in := writeBlock(data)
+	outOffset := fn(in)
+	kernelFree(in)
+	if outOffset == 0 {
+		return &abi.CallError{Code: abi.CodeIO, Message: name + ": the host returned no response"}
+	}
+	out := readBlock(outOffset)
+	kernelFree(outOffset)
+	var r abi.Response
+	if err := wire.Unmarshal(out, &r); err != nil {
+		return &abi.CallError{Code: abi.CodeIO, Message: "decode " + name + " response: " + err.Error()}
+	}
+	if r.Error != nil {
+		return r.Error
+	}
+	if resp == nil {
+		return nil
+	}
+	if err := wire.Unmarshal(r.Ok, resp); err != nil {
+		return &abi.CallError{Code: abi.CodeIO, Message: "decode " + name + " response: " + err.Error()}
+	}
+	return nil
+}
+
+func (h wasmHost) Stat(req abi.FSStatRequest) (abi.FSStatResponse, error) {
+	var resp abi.FSStatResponse
+	err := h.call(abi.CallFSStat, hostFSStat, req, &resp)
+	return resp, err
+}
+
+func (h wasmHost) ReadFile(req abi.FSReadRequest) ([]byte, error) {
+	var resp abi.FSReadResponse
+	err := h.call(abi.CallFSRead, hostFSRead, req, &resp)
+	return resp.Content, err
+}
+
+func (h wasmHost) WriteFile(req abi.FSWriteRequest) error {
+	return h.call(abi.CallFSWrite, hostFSWrite, req, nil)
+}
+
+func (h wasmHost) Mkdir(req abi.FSMkdirRequest) error {
+	return h.call(abi.CallFSMkdir, hostFSMkdir, req, nil)
+}
+
+func (h wasmHost) Remove(req abi.FSRemoveRequest) error {
+	return h.call(abi.CallFSRemove, hostFSRemove, req, nil)
+}
+
+func (h wasmHost) Chown(req abi.FSChownRequest) error {
+	return h.call(abi.CallFSChown, hostFSChown, req, nil)
+}
+
+func (h wasmHost) Chmod(req abi.FSChmodRequest) error {
+	return h.call(abi.CallFSChmod, hostFSChmod, req, nil)
+}
+
+func (h wasmHost) List(req abi.FSListRequest) ([]abi.DirEntry, error) {
+	var resp abi.FSListResponse
+	err := h.call(abi.CallFSList, hostFSList, req, &resp)
+	return resp.Entries, err
+}
+
+func (h wasmHost) Exec(req abi.ExecRequest) (abi.ExecResponse, error) {
+	var resp abi.ExecResponse
+	err := h.call(abi.CallExec, hostExec, req, &resp)
+	return resp, err
+}
+
+func (h wasmHost) LookupUser(req abi.UserLookupRequest) (abi.UserLookupResponse, error) {
+	var resp abi.UserLookupResponse
+	err := h.call(abi.CallUserLookup, hostUserLookup, req, &resp)
+	return resp, err
+}
+
+func (h wasmHost) LookupGroup(req abi.GroupLookupRequest) (abi.GroupLookupResponse, error) {
+	var resp abi.GroupLookupResponse
+	err := h.call(abi.CallGroupLookup, hostGroupLookup, req, &resp)
+	return resp, err
+}
+
+func (h wasmHost) Lookup(path string) (any, bool, error) {
+	var resp abi.LookupResponse
+	err := h.call(abi.CallLookup, hostLookup, abi.LookupRequest{Path: path}, &resp)
+	return resp.Value, resp.Found, err
+}
+
+// Log sends a line to the host log. It has no error to return: a log line
+// that cannot be delivered is dropped rather than failing the resource.
+func (h wasmHost) Log(level, message string) {
+	_ = h.call(abi.CallLog, hostLog, abi.LogRequest{Level: level, Message: message}, nil)
+}
