@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/trust"
 )
 
@@ -245,5 +246,77 @@ func TestApplyMissingOrBrokenChild(t *testing.T) {
 	}
 	if e := event(t, res, "apply#broken.yaml"); !strings.Contains(e.Error[0], "broken.yaml:") {
 		t.Fatalf("error should name the child file and line: %v", e.Error)
+	}
+}
+
+func TestApplyOwnHealthChecks(t *testing.T) {
+	tests := []struct {
+		name        string
+		exit        int
+		monitorOnly bool
+		child       string
+		wantStatus  string // "" = no check ran
+		wantFailed  bool
+	}{
+		{"ok after the child", 0, false, "- mark:\n        - c: {changed: true}", session.HealthOK, false},
+		{"critical fails the apply", 2, false, "- mark:\n        - c: {changed: true}", session.HealthCritical, true},
+		{"warning does not fail", 1, false, "- mark:\n        - c: {}", session.HealthWarning, false},
+		{"runs in health check mode", 0, true, "- mark:\n        - c: {}", session.HealthOK, false},
+		{"not after a failed child", 0, false, "- mark:\n        - c: {fail: boom}", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tree(t, map[string]string{
+				"m.yaml": "ccm:\n  resources:\n    - apply:\n        - c.yaml:\n            health_checks:\n              - command: /bin/check\n",
+				"c.yaml": "ccm:\n  resources:\n    " + tt.child + "\n",
+			})
+			f := &fakePlugins{exit: tt.exit}
+			res, err := run(t, f, filepath.Join(dir, "m.yaml"), func(o *Options) { o.HealthCheckOnly = tt.monitorOnly })
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := event(t, res, "apply#c.yaml")
+			var got string
+			if len(e.HealthCheck) == 1 {
+				got = e.HealthCheck[0].Status
+			}
+			if got != tt.wantStatus || e.Failed != tt.wantFailed {
+				t.Fatalf("apply check = %q failed = %v, want %q and %v (event %+v)", got, e.Failed, tt.wantStatus, tt.wantFailed, e)
+			}
+			if tt.wantStatus != "" && (len(f.execs) != 1 || !f.execs[0].Probe) {
+				t.Fatalf("execs = %+v", f.execs)
+			}
+		})
+	}
+}
+
+func TestApplyNoopChildFiresOnlyNoopSubscribers(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"m.yaml": `
+ccm:
+  resources:
+    - apply:
+        - quiet.yaml: {noop: true}
+    - mark:
+        - on-apply: {subscribe: [apply#quiet.yaml]}
+        - on-resource: {subscribe: [mark#would-change]}
+    - apply:
+        - also-quiet.yaml: {noop: true}
+`,
+		"quiet.yaml":      "ccm:\n  resources:\n    - mark:\n        - would-change: {changed: true}\n",
+		"also-quiet.yaml": "ccm:\n  resources:\n    - mark:\n        - noop-subscriber: {subscribe: [mark#would-change]}\n",
+	})
+	f := &fakePlugins{}
+	res, err := run(t, f, filepath.Join(dir, "m.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"on-apply": false, "on-resource": false, "noop-subscriber": true} {
+		if c, _ := f.call(name); c.req.Refresh != want {
+			t.Errorf("%s refresh = %v, want %v", name, c.req.Refresh, want)
+		}
+	}
+	if e := event(t, res, "apply#quiet.yaml"); !e.Changed || !e.Noop {
+		t.Errorf("the noop apply still reports the change it would make: %+v", e)
 	}
 }

@@ -104,7 +104,7 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 	}
 
 	// subscribe
-	refresh, err := e.fired(r.src.Subscribe)
+	refresh, err := e.fired(r.src.Subscribe, s.noop)
 	if err != nil {
 		ev.Fail(err.Error())
 		return ev
@@ -112,6 +112,11 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 
 	if r.typ == applyType {
 		e.runApply(ctx, s, p, r, ev)
+		// health_checks is a common property: an apply's own checks run
+		// after its child, like any resource's after it was applied.
+		if !ev.Failed {
+			e.healthChecks(ctx, s, p, r, ev)
+		}
 		return ev
 	}
 
@@ -256,15 +261,18 @@ func (e *Engine) unmet(refs []string) ([]string, error) {
 	return out, nil
 }
 
-// fired reports whether any subscribed resource changed.
-func (e *Engine) fired(refs []string) (bool, error) {
+// fired reports whether any subscribed resource changed. A noop event only
+// would have changed: it fires a subscriber that is itself in noop (which
+// then reports the refresh it would do), never a real one. Modes differ
+// within a run when an apply resource sets noop on its child.
+func (e *Engine) fired(refs []string, noop bool) (bool, error) {
 	fired := false
 	for _, ref := range refs {
 		ev, ok := e.session.Latest(ref)
 		if !ok {
 			return false, fmt.Errorf("unknown subscription %s: no resource of that name has run in this session", ref)
 		}
-		if ev.Changed && !ev.Failed {
+		if ev.Changed && !ev.Failed && (noop || !ev.Noop) {
 			fired = true
 		}
 	}
