@@ -1,0 +1,85 @@
+package trust
+
+import (
+	"testing"
+)
+
+func TestChainAllows(t *testing.T) {
+	vendor := Grant{
+		FSRead:  []string{"/etc/**", "/opt/vendor/**"},
+		FSWrite: []string{"/opt/vendor/**"},
+		Exec:    []string{"/usr/bin/systemctl"},
+		Net:     []string{"downloads.example.com:443", "mirror.example.com"},
+	}
+	tests := []struct {
+		name   string
+		chain  Chain
+		kind   Kind
+		target string
+		want   bool
+	}{
+		{"empty chain allows everything", nil, FSWrite, "/etc/shadow", true},
+		{"all allows a write", Chain{All()}, FSWrite, "/etc/shadow", true},
+		{"all allows users", Chain{All()}, Users, "", true},
+		{"read inside", Chain{vendor}, FSRead, "/etc/hosts", true},
+		{"glob covers its own directory", Chain{vendor}, FSWrite, "/opt/vendor", true},
+		{"write outside", Chain{vendor}, FSWrite, "/etc/hosts", false},
+		{"sibling prefix is not inside", Chain{vendor}, FSWrite, "/opt/vendor-evil/x", false},
+		{"dot-dot is refused even if it would match", Chain{vendor}, FSWrite, "/opt/vendor/../../etc/passwd", false},
+		{"relative path is refused", Chain{vendor}, FSRead, "etc/hosts", false},
+		{"trailing slash is unclean", Chain{vendor}, FSRead, "/etc/", false},
+		{"exec exact", Chain{vendor}, Exec, "/usr/bin/systemctl", true},
+		{"exec other", Chain{vendor}, Exec, "/bin/sh", false},
+		{"net host and port", Chain{vendor}, Net, "downloads.example.com:443", true},
+		{"net other port", Chain{vendor}, Net, "downloads.example.com:80", false},
+		{"net host entry covers any port", Chain{vendor}, Net, "mirror.example.com:8080", true},
+		{"users not granted", Chain{vendor}, Users, "", false},
+		{"narrowing intersects", Chain{All(), vendor}, FSWrite, "/etc/hosts", false},
+		{"narrowing keeps what both allow", Chain{All(), vendor}, FSWrite, "/opt/vendor/x", true},
+		{"a child cannot widen", Chain{vendor, All()}, FSWrite, "/etc/hosts", false},
+		{"unknown kind", Chain{All()}, Kind("bogus"), "/x", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.chain.Allows(tt.kind, tt.target); got != tt.want {
+				t.Fatalf("Allows(%s, %q) = %v, want %v", tt.kind, tt.target, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNarrowDoesNotAlias(t *testing.T) {
+	base := make(Chain, 1, 4)
+	base[0] = All()
+	a := base.Narrow(Grant{FSRead: []string{"/a/**"}})
+	b := base.Narrow(Grant{FSRead: []string{"/b/**"}})
+	if !a.Allows(FSRead, "/a/x") || a.Allows(FSRead, "/b/x") {
+		t.Fatalf("chain a was changed by narrowing its parent again: %+v", a)
+	}
+	if !b.Allows(FSRead, "/b/x") || len(base) != 1 {
+		t.Fatalf("b = %+v, base = %+v", b, base)
+	}
+}
+
+func TestModeReadOnly(t *testing.T) {
+	for m, want := range map[Mode]bool{ModeApply: false, ModeNoop: true, ModeHealthCheck: true, ModeStatus: true} {
+		if m.ReadOnly() != want {
+			t.Errorf("%s.ReadOnly() = %v", m, !want)
+		}
+	}
+}
+
+func FuzzMatchPath(f *testing.F) {
+	for _, s := range []string{"/etc/passwd", "/opt/vendor/../x", "/opt/vendor", "", "//x", "/a/**"} {
+		f.Add(s)
+	}
+	g := Grant{FSWrite: []string{"/opt/vendor/**"}}
+	f.Fuzz(func(t *testing.T, target string) {
+		if GrantAllows(g, FSWrite, target) {
+			// Anything allowed must be clean, absolute and inside the grant.
+			if target != "/opt/vendor" && (len(target) < len("/opt/vendor/") || target[:len("/opt/vendor/")] != "/opt/vendor/") {
+				t.Fatalf("%q allowed outside /opt/vendor", target)
+			}
+		}
+	})
+}
