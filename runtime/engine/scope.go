@@ -15,7 +15,6 @@ type scope struct {
 	healthCheckOnly bool
 	grants          trust.Chain
 	allowApply      bool // may this manifest contain apply resources
-	data            map[string]any
 }
 
 func (s scope) mode() trust.Mode {

@@ -263,11 +263,11 @@ func orEmpty(m map[string]any) map[string]any {
 
 // describe names a value and its kind for error messages.
 func describe(v any) string {
-	switch v.(type) {
+	switch t := v.(type) {
 	case nil:
 		return "nil"
 	case string:
-		return fmt.Sprintf("the string %q", clip(v.(string)))
+		return fmt.Sprintf("the string %q", clip(t))
 	}
 	return fmt.Sprintf("%T %s", v, clip(render(v)))
 }
