@@ -27,6 +27,14 @@ type Plugins interface {
 	// Apply runs ccm_apply. A trap, timeout or limit is an error; the host
 	// discards that instance and the next call gets a fresh one.
 	Apply(ctx context.Context, caller trust.Caller, req abi.Request) (abi.Result, error)
+	// ApplyBatch runs ccm_apply for consecutive, mutually independent
+	// resources of one type in one plugin call when the plugin exports
+	// ccm_apply_batch (else one ccm_apply per request). callers[i] goes with
+	// reqs[i]. It returns one result per request in order, fewer when
+	// stopOnFailure is set and a result has Error (nothing after it ran). A
+	// trap, timeout or limit fails the whole remaining batch: the error is
+	// returned with the results that completed before it.
+	ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []abi.Request, stopOnFailure bool) ([]abi.Result, error)
 	// Exec runs a command for the host itself (health checks) through the
 	// same grant check as a plugin's ccm_exec.
 	Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error)

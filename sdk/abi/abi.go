@@ -50,6 +50,11 @@ type PluginInfo struct {
 	Ensure        []string `json:"ensure"`
 	DefaultEnsure string   `json:"default_ensure,omitempty"` // "" = ensure is required
 	Refresh       bool     `json:"refresh"`                  // accepts subscribe (exec, service)
+	// Batch invites the host to apply runs of independent resources of this
+	// type in one ccm_apply_batch call. Set it when an apply is cheap (file);
+	// leave it off when one may run long (exec), so each resource is reported
+	// as soon as it is done.
+	Batch bool `json:"batch,omitempty"`
 	// Deferred lists property names whose templates are expanded just before
 	// the resource runs (after control), not when the manifest loads.
 	Deferred         []string        `json:"deferred,omitempty"`
@@ -105,6 +110,9 @@ type Result struct {
 	State       map[string]any `json:"state,omitempty"`
 	Messages    []string       `json:"messages,omitempty"` // informational lines for the log
 	Error       string         `json:"error,omitempty"`    // non-empty = the resource failed
+	// DurationNS is how long the apply took, measured by the plugin; the
+	// SDK fills it for each resource of a batch.
+	DurationNS int64 `json:"duration_ns,omitempty"`
 }
 
 // StatusResponse is the output of ccm_status.
