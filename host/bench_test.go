@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -129,4 +130,84 @@ func BenchmarkApplyWrite64KiB(b *testing.B) {
 			b.Fatal(err, res.Error)
 		}
 	}
+}
+
+// BenchmarkApplyOneHostCallKernel is BenchmarkApplyOneHostCall with the
+// documents moved through Extism kernel blocks, as for a guest that does not
+// speak the stdio transport.
+func BenchmarkApplyOneHostCallKernel(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	hideExport(b, h, abi.ExportStdio)
+	dir := tempDir(b)
+	file := filepath.Join(dir, "f")
+	mustWrite(b, file, "content", 0o644)
+	req := abi.Request{Type: "probe", Name: "f", Properties: map[string]any{"stat": file}}
+	caller := trust.Caller{Grants: grantDir(b, dir)}
+	for b.Loop() {
+		res, err := h.Apply(ctx, caller, req)
+		if err != nil || res.Error != "" {
+			b.Fatal(err, res.Error)
+		}
+	}
+}
+
+// BenchmarkApplyBatch is one ccm_apply_batch of 64 resources, each making
+// one ccm_fs_stat with checksum, over each transport; ns/resource is what a
+// resource of a batch costs.
+func BenchmarkApplyBatch(b *testing.B) {
+	for _, tr := range []string{"stdio", "kernel"} {
+		b.Run(tr, func(b *testing.B) {
+			ctx := context.Background()
+			h := newProbeHost(b, Limits{})
+			if tr == "kernel" {
+				hideExport(b, h, abi.ExportStdio)
+			}
+			dir := tempDir(b)
+			grants := grantDir(b, dir)
+			const n = 64
+			callers := make([]trust.Caller, n)
+			reqs := make([]abi.Request, n)
+			for i := range n {
+				file := filepath.Join(dir, fmt.Sprint("f", i))
+				mustWrite(b, file, fmt.Sprint("content ", i), 0o644)
+				callers[i] = trust.Caller{Resource: "probe#" + file, Grants: grants}
+				reqs[i] = abi.Request{Type: "probe", Name: file, Properties: map[string]any{"stat": file}}
+			}
+			if _, err := h.ApplyBatch(ctx, callers, reqs, false); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				res, err := h.ApplyBatch(ctx, callers, reqs, false)
+				if err != nil || len(res) != n || res[n-1].Error != "" {
+					b.Fatal(err, res)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/resource")
+		})
+	}
+}
+
+// BenchmarkValidateBatch is one ccm_validate_batch of 2000 file-like
+// property sets: almost all of it is the guest reading and writing JSON.
+func BenchmarkValidateBatch(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	const n = 2000
+	reqs := make([]abi.ValidateRequest, n)
+	for i := range reqs {
+		reqs[i] = abi.ValidateRequest{Properties: map[string]any{
+			"name": fmt.Sprintf("/srv/files/f%d.txt", i), "content": fmt.Sprint("file ", i),
+			"ensure": "present", "owner": "root", "group": "root", "mode": "0644",
+		}}
+	}
+	if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/resource")
 }

@@ -105,7 +105,7 @@ func (h *Host) Apply(ctx context.Context, caller trust.Caller, req abi.Request) 
 // check as a plugin's ccm_exec, with only the caller's grants applying: no
 // plugin stands behind it, and the command was written in the manifest.
 func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {
-	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits}
+	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits, names: &h.names}
 	resp, cerr := runExecCall(ctx, st, req)
 	if cerr != nil {
 		return resp, fmt.Errorf("%s: %s: %w", st.resource(), abi.CallExec, cerr)
@@ -132,6 +132,7 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 		properties: req.Properties,
 		hostCalls:  true,
 		limits:     h.limits,
+		names:      &h.names,
 	}
 	return h.exchange(ctx, p, st, req, out)
 }

@@ -27,6 +27,14 @@ type callState struct {
 	hostCalls bool
 	limits    Limits
 	deadline  *deadline
+	// names caches user and group names for the Host's lifetime.
+	names *nameCache
+	// dirs are the directories whose fsync the call puts off to its end.
+	dirs *dirSyncs
+	// stdio is the instance's stdio transport when this call uses it.
+	stdio *stdio
+	// kernel caches the instance's Extism kernel functions across calls.
+	kernel *kernelCache
 }
 
 type callStateKey struct{}

@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // compile builds typ's module. wazero fails a compile when a persistent
@@ -49,5 +51,8 @@ func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.Compil
 		WithMemoryLimitPages(h.limits.MemoryPages).
 		WithCompilationCache(cache)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}}
+	// Compile the module's functions on every core: a cold compile of a Go
+	// guest is most of a first run's time (1.45 s on one core, 0.85 s on two).
+	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
 	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, h.hostFuncs)
 }

@@ -147,6 +147,12 @@ func runCommand(ctx context.Context, exe string, argv, env []string, cwd string,
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
 
+	// A missing working directory makes the start fail with ENOENT, which
+	// would otherwise read as if the program were missing.
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return abi.ExecResponse{}, &abi.CallError{Code: abi.CodeNotFound, Message: fmt.Sprintf("working directory %s does not exist or is not a directory", cwd)}
+	}
+
 	err := cmd.Run()
 	resp := abi.ExecResponse{
 		Stdout:    stdout.buf.String(),

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -54,7 +55,7 @@ func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.
 			target, linkTarget = full, ""
 		}
 	}
-	resp := statOf(fi)
+	resp := statOf(fi, st.names)
 	resp.LinkTarget = linkTarget
 	if req.Checksum && fi.Mode().IsRegular() {
 		sum, err := sha256File(target)
@@ -66,7 +67,7 @@ func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.
 	return resp, nil
 }
 
-func statOf(fi fs.FileInfo) abi.FSStatResponse {
+func statOf(fi fs.FileInfo, names *nameCache) abi.FSStatResponse {
 	resp := abi.FSStatResponse{
 		Exists: true,
 		Type:   typeOf(fi.Mode()),
@@ -77,7 +78,7 @@ func statOf(fi fs.FileInfo) abi.FSStatResponse {
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 		resp.UID, resp.GID = int(sys.Uid), int(sys.Gid)
 	}
-	resp.Owner, resp.Group = ownerName(resp.UID), groupName(resp.GID)
+	resp.Owner, resp.Group = names.owner(resp.UID), names.group(resp.GID)
 	return resp
 }
 
@@ -117,11 +118,22 @@ func sha256File(path string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	// The struct hides File.WriteTo, which would allocate its own 32 KiB
+	// buffer on every call.
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// copyBuffers are the buffers sha256File reads through: every ccm_fs_stat
+// with a checksum hashes a file.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // resolveReadable resolves path for reading its content: parents, then the
 // final symlink, each resolution checked against fs_read for call.

@@ -15,9 +15,10 @@ import (
 
 // fsWrite writes atomically: a temp file beside the target (mode 0600 while
 // it fills), write, fsync, chown, chmod (after chown, which may clear setuid
-// bits), rename over the target, fsync the directory. On failure the temp
-// file is removed and the target is untouched. A symlink at the target is
-// replaced by the rename, never followed.
+// bits), rename over the target, fsync the directory (when the plugin call
+// ends: see dirSyncs). On failure the temp file is removed and the target is
+// untouched. A symlink at the target is replaced by the rename, never
+// followed.
 func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
@@ -43,11 +44,11 @@ func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *ab
 		defer f.Close()
 		src = f
 	}
-	uid, cerr := uidOf(req.Owner)
+	uid, cerr := st.names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := gidOf(req.Group)
+	gid, cerr := st.names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -72,10 +73,7 @@ func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *ab
 		_ = root.Remove(tmp)
 		return nil, osError("write", req.Path, err)
 	}
-	if d, err := root.Open("."); err == nil {
-		_ = d.Sync() // durability of the rename; the write itself succeeded
-		_ = d.Close()
-	}
+	st.dirs.add(filepath.Dir(rp), root) // durability of the rename, at the end of the call
 	return abi.Empty{}, nil
 }
 
@@ -116,11 +114,11 @@ func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *ab
 	if cerr := allowed(st, access{call: abi.CallFSMkdir, path: req.Path, target: rp}); cerr != nil {
 		return nil, cerr
 	}
-	uid, cerr := uidOf(req.Owner)
+	uid, cerr := st.names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := gidOf(req.Group)
+	gid, cerr := st.names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -230,11 +228,11 @@ func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *ab
 	if cerr := allowed(st, access{call: abi.CallFSChown, path: req.Path, target: rp}); cerr != nil {
 		return nil, cerr
 	}
-	uid, cerr := uidOf(req.Owner)
+	uid, cerr := st.names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := gidOf(req.Group)
+	gid, cerr := st.names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}

@@ -26,6 +26,7 @@ type Host struct {
 	cacheDir  string // "" = no persistent cache
 	cache     wazero.CompilationCache
 	hostFuncs []extism.HostFunction
+	names     nameCache
 
 	mu           sync.Mutex
 	plugins      map[string]*plugin

@@ -118,19 +118,6 @@ func apply(t testing.TB, h *Host, caller trust.Caller, calls ...hc) []abi.Respon
 	return responses(t, res.State)
 }
 
-// status is apply through ccm_status.
-func status(t testing.TB, h *Host, caller trust.Caller, calls ...hc) []abi.Response {
-	t.Helper()
-	res, err := h.Status(context.Background(), caller, abi.Request{Type: "probe", Name: "t", Properties: map[string]any{"calls": toAny(t, calls)}})
-	if err != nil {
-		t.Fatalf("Status: %v", err)
-	}
-	if res.Error != "" {
-		t.Fatalf("Status result error: %s", res.Error)
-	}
-	return responses(t, res.State)
-}
-
 func responses(t testing.TB, state map[string]any) []abi.Response {
 	t.Helper()
 	b, err := json.Marshal(state["results"])

@@ -103,8 +103,8 @@ func (h *Host) hostFunctions() []extism.HostFunction {
 	table := handlers()
 	out := make([]extism.HostFunction, 0, len(table))
 	for name := range table {
-		fn := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
-			stack[0] = serveHostCall(ctx, cp, table, name, stack[0])
+		fn := extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+			stack[0] = serveHostCall(ctx, table, name, stack[0])
 		}, []extism.ValueType{extism.ValueTypePTR}, []extism.ValueType{extism.ValueTypePTR})
 		fn.SetNamespace(abi.HostNamespace)
 		out = append(out, fn)
@@ -115,34 +115,52 @@ func (h *Host) hostFunctions() []extism.HostFunction {
 // serveHostCall reads the request block at offset (refusing an oversized one
 // before copying it), dispatches, and returns the offset of a new block with
 // the response; 0 when even that cannot be written (the guest reports it).
-func serveHostCall(ctx context.Context, cp *extism.CurrentPlugin, table map[string]handler, call string, offset uint64) uint64 {
+// An offset marked abi.StdioCall is a request on the stdio transport.
+func serveHostCall(ctx context.Context, table map[string]handler, call string, offset uint64) uint64 {
 	st := callStateFrom(ctx)
-	var resp abi.Response
-	n, err := cp.Length(offset)
-	switch {
-	case err != nil:
-		resp = badBlock(call, err.Error())
-	case st != nil && int64(n) > st.limits.RequestBytes:
-		resp = tooLarge(call, int64(n), st.limits.RequestBytes)
-	default:
-		// Read the block directly (ReadBytes would ask the kernel for its
-		// length a second time); Read returns a view, so copy it.
-		view, ok := cp.Memory().Read(uint32(offset), uint32(n))
-		if !ok {
-			resp = badBlock(call, "out of memory bounds")
-			break
-		}
-		resp = dispatch(ctx, st, table, call, bytes.Clone(view))
+	if offset&abi.StdioCall != 0 {
+		return serveStdioCall(ctx, st, table, call, offset&^abi.StdioCall)
 	}
-	out, err := json.Marshal(resp)
+	k, err := kernelFor(ctx, st)
 	if err != nil {
 		return 0
 	}
-	off, err := cp.WriteBytes(out)
+	var limit int64
+	if st != nil {
+		limit = st.limits.RequestBytes
+	}
+	var resp abi.Response
+	raw, n, err := k.read(ctx, offset, limit)
+	switch {
+	case err != nil:
+		resp = badBlock(call, err.Error())
+	case limit > 0 && int64(n) > limit:
+		resp = tooLarge(call, int64(n), limit)
+	default:
+		resp = dispatch(ctx, st, table, call, raw)
+	}
+	out, err := encodeResponse(resp)
+	if err != nil {
+		return 0
+	}
+	off, err := k.write(ctx, out)
 	if err != nil {
 		return 0
 	}
 	return off
+}
+
+// encodeResponse writes resp as JSON. An Ok document, which json.Marshal
+// just wrote, is wrapped as it is: marshalling the abi.Response would check
+// and copy it a second time.
+func encodeResponse(resp abi.Response) ([]byte, error) {
+	if resp.Error != nil || resp.Ok == nil {
+		return json.Marshal(resp)
+	}
+	out := make([]byte, 0, len(`{"ok":}`)+len(resp.Ok))
+	out = append(out, `{"ok":`...)
+	out = append(out, resp.Ok...)
+	return append(out, '}'), nil
 }
 
 func badBlock(call, why string) abi.Response {

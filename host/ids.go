@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/user"
 	"strconv"
+	"sync"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -31,34 +32,73 @@ func parseID(kind, s string) (int, *abi.CallError) {
 	return int(n), nil
 }
 
-// uidOf resolves an owner (name or all-digit uid); "" = -1, unchanged.
-func uidOf(owner string) (int, *abi.CallError) {
+// uidOf resolves an owner (name or all-digit uid); "" = -1, unchanged. A
+// name found is remembered in c (see nameCache).
+func (c *nameCache) uidOf(owner string) (int, *abi.CallError) {
 	switch {
 	case owner == "":
 		return -1, nil
 	case allDigits(owner):
 		return parseID("user", owner)
 	}
+	if id, ok := c.idOf(owner, func(c *nameCache) *map[string]int { return &c.uids }); ok {
+		return id, nil
+	}
 	u, err := user.Lookup(owner)
 	if err != nil {
 		return 0, idLookupError("user", owner, err)
 	}
-	return parseID("user", u.Uid)
+	id, cerr := parseID("user", u.Uid)
+	if cerr == nil {
+		c.rememberID(owner, id, func(c *nameCache) *map[string]int { return &c.uids })
+	}
+	return id, cerr
 }
 
-// gidOf resolves a group (name or all-digit gid); "" = -1, unchanged.
-func gidOf(group string) (int, *abi.CallError) {
+// gidOf resolves a group (name or all-digit gid); "" = -1, unchanged. A
+// name found is remembered in c.
+func (c *nameCache) gidOf(group string) (int, *abi.CallError) {
 	switch {
 	case group == "":
 		return -1, nil
 	case allDigits(group):
 		return parseID("group", group)
 	}
+	if id, ok := c.idOf(group, func(c *nameCache) *map[string]int { return &c.gids }); ok {
+		return id, nil
+	}
 	g, err := user.LookupGroup(group)
 	if err != nil {
 		return 0, idLookupError("group", group, err)
 	}
-	return parseID("group", g.Gid)
+	id, cerr := parseID("group", g.Gid)
+	if cerr == nil {
+		c.rememberID(group, id, func(c *nameCache) *map[string]int { return &c.gids })
+	}
+	return id, cerr
+}
+
+func (c *nameCache) idOf(name string, table func(*nameCache) *map[string]int) (int, bool) {
+	if c == nil {
+		return 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := (*table(c))[name]
+	return id, ok
+}
+
+func (c *nameCache) rememberID(name string, id int, table func(*nameCache) *map[string]int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := table(c)
+	if *m == nil {
+		*m = make(map[string]int)
+	}
+	(*m)[name] = id
 }
 
 func idLookupError(kind, name string, err error) *abi.CallError {
@@ -72,22 +112,66 @@ func idLookupError(kind, name string, err error) *abi.CallError {
 	return &abi.CallError{Code: abi.CodeIO, Message: "look up " + kind + " " + strconv.Quote(name) + ": " + err.Error()}
 }
 
-// ownerName is the user name of uid, or the uid in digits when unknown.
-func ownerName(uid int) string {
-	id := strconv.Itoa(uid)
-	if u, err := user.LookupId(id); err == nil {
-		return u.Username
-	}
-	return id
+// nameCache remembers user and group names and ids for a Host's lifetime:
+// every ccm_fs_stat reports the owner and group by name, every write with an
+// owner resolves it to an id, and each lookup is a cgo call reading the
+// passwd and group databases. Only lookups that found something are kept, so
+// a name or id that appears during a run (a user created by an earlier
+// resource) is looked up again. A nil cache looks up every time.
+type nameCache struct {
+	mu     sync.Mutex
+	users  map[int]string // uid -> user name
+	groups map[int]string // gid -> group name
+	uids   map[string]int // user name -> uid
+	gids   map[string]int // group name -> gid
 }
 
-// groupName is the group name of gid, or the gid in digits when unknown.
-func groupName(gid int) string {
-	id := strconv.Itoa(gid)
-	if g, err := user.LookupGroupId(id); err == nil {
-		return g.Name
+// owner is the user name of uid, or the uid in digits when unknown.
+func (c *nameCache) owner(uid int) string {
+	return c.name(uid, func(c *nameCache) *map[int]string { return &c.users }, func(id string) (string, error) {
+		u, err := user.LookupId(id)
+		if err != nil {
+			return "", err
+		}
+		return u.Username, nil
+	})
+}
+
+// group is the group name of gid, or the gid in digits when unknown.
+func (c *nameCache) group(gid int) string {
+	return c.name(gid, func(c *nameCache) *map[int]string { return &c.groups }, func(id string) (string, error) {
+		g, err := user.LookupGroupId(id)
+		if err != nil {
+			return "", err
+		}
+		return g.Name, nil
+	})
+}
+
+func (c *nameCache) name(id int, table func(*nameCache) *map[int]string, lookup func(string) (string, error)) string {
+	if c != nil {
+		c.mu.Lock()
+		name, ok := (*table(c))[id]
+		c.mu.Unlock()
+		if ok {
+			return name
+		}
 	}
-	return id
+	digits := strconv.Itoa(id)
+	name, err := lookup(digits)
+	if err != nil {
+		return digits
+	}
+	if c != nil {
+		c.mu.Lock()
+		m := table(c)
+		if *m == nil {
+			*m = make(map[int]string)
+		}
+		(*m)[id] = name
+		c.mu.Unlock()
+	}
+	return name
 }
 
 func oneOf(name, id string) *abi.CallError {

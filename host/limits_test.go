@@ -115,32 +115,39 @@ func TestExecMovesDeadline(t *testing.T) {
 	}
 }
 
+// TestSizeLimits checks request_bytes and output_bytes on both ways a
+// document can travel (the stdio transport and Extism kernel blocks).
 func TestSizeLimits(t *testing.T) {
 	t.Parallel()
-	dir := tempDir(t)
-	big := filepath.Join(dir, "big")
-	mustWrite(t, big, strings.Repeat("x", 4096), 0o644)
-	caller := trust.Caller{Grants: grantDir(t, dir)}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			dir := tempDir(t)
+			big := filepath.Join(dir, "big")
+			mustWrite(t, big, strings.Repeat("x", 4096), 0o644)
+			caller := trust.Caller{Grants: grantDir(t, dir)}
 
-	h := newProbeHost(t, Limits{RequestBytes: 2048})
-	r := apply(t, h, caller,
-		hc{abi.CallFSWrite, abi.FSWriteRequest{Path: filepath.Join(dir, "w"), Content: make([]byte, 4096), Mode: 0o644}},
-		hc{abi.CallFSRead, abi.FSReadRequest{Path: big}},
-		hc{abi.CallFSRead, abi.FSReadRequest{Path: big, MaxBytes: 1 << 20}},
-	)
-	wantCode(t, r[0], abi.CodeTooLarge, "exceeds the request_bytes limit of 2048")
-	wantCode(t, r[1], abi.CodeTooLarge, "larger than the limit of 2048 bytes")
-	wantCode(t, r[2], abi.CodeTooLarge, "larger than the limit of 2048 bytes")
-	if _, err := os.Lstat(filepath.Join(dir, "w")); !os.IsNotExist(err) {
-		t.Fatal("an oversized write happened")
-	}
+			h := tr.host(t, Limits{RequestBytes: 2048})
+			r := apply(t, h, caller,
+				hc{abi.CallFSWrite, abi.FSWriteRequest{Path: filepath.Join(dir, "w"), Content: make([]byte, 4096), Mode: 0o644}},
+				hc{abi.CallFSRead, abi.FSReadRequest{Path: big}},
+				hc{abi.CallFSRead, abi.FSReadRequest{Path: big, MaxBytes: 1 << 20}},
+			)
+			wantCode(t, r[0], abi.CodeTooLarge, "exceeds the request_bytes limit of 2048")
+			wantCode(t, r[1], abi.CodeTooLarge, "larger than the limit of 2048 bytes")
+			wantCode(t, r[2], abi.CodeTooLarge, "larger than the limit of 2048 bytes")
+			if _, err := os.Lstat(filepath.Join(dir, "w")); !os.IsNotExist(err) {
+				t.Fatal("an oversized write happened")
+			}
 
-	h = newProbeHost(t, Limits{OutputBytes: 1024})
-	_, err := h.Apply(context.Background(), caller, abi.Request{Type: "probe", Name: "t", Properties: map[string]any{
-		"calls": toAny(t, []hc{{abi.CallFSRead, abi.FSReadRequest{Path: big}}}),
-	}})
-	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "output_bytes limit of 1024") {
-		t.Fatalf("err = %v, want output_bytes", err)
+			h = tr.host(t, Limits{OutputBytes: 1024})
+			_, err := h.Apply(context.Background(), caller, abi.Request{Type: "probe", Name: "t", Properties: map[string]any{
+				"calls": toAny(t, []hc{{abi.CallFSRead, abi.FSReadRequest{Path: big}}}),
+			}})
+			if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "output_bytes limit of 1024") {
+				t.Fatalf("err = %v, want output_bytes", err)
+			}
+		})
 	}
 }
 

@@ -93,7 +93,7 @@ func snapshot(t testing.TB, dir string) string {
 		if err != nil {
 			return err
 		}
-		out += p + " " + fi.Mode().String() + " " + ownerName(int(statT(fi).Uid)) + "\n"
+		out += p + " " + fi.Mode().String() + " " + (*nameCache)(nil).owner(int(statT(fi).Uid)) + "\n"
 		return nil
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -34,6 +35,8 @@ type plugin struct {
 	inst     *extism.Plugin
 	exports  map[string]bool // the module's exported functions
 	stderr   *headBuffer     // the current instance's stderr, for crash messages
+	stdio    *stdio          // the current instance's stdin and stdout
+	kernel   kernelCache     // the current instance's kernel functions
 	logTo    func(level, message string)
 	closed   bool
 }
@@ -132,13 +135,28 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	dl := newDeadline(ctx, st.limits.CallTimeout)
 	defer dl.stop()
 	st.deadline = dl
+	st.kernel = &p.kernel
+	st.dirs = &dirSyncs{}
+	defer st.dirs.syncAll()
 	p.logTo = st.log
 	defer func() { p.logTo = nil }()
 	p.stderr.Reset()
+	if p.stdio.begin(p.exports[abi.ExportStdio], input, st.limits) {
+		st.stdio = p.stdio
+		input = nil // the guest reads it from stdin
+	}
 
 	rc, out, err := inst.CallWithContext(withCallState(dl.ctx, st), export, input)
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if err == nil && st.stdio != nil && len(out) == 0 {
+		if p.stdio.out.overflow {
+			p.discard(ctx)
+			return nil, fmt.Errorf("plugin for type %q: %s output %w", p.typ, export,
+				&limitError{limit: "output_bytes", value: fmt.Sprint(st.limits.OutputBytes)})
+		}
+		out = p.stdio.out.take()
 	}
 	if err != nil {
 		p.discard(ctx)
@@ -187,15 +205,20 @@ func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
 		return p.inst, nil
 	}
 	p.stderr = &headBuffer{max: 4 << 10}
-	// No preopened directories, environment, arguments or stdout: the guest
-	// reaches the system only through host calls. Clocks and randomness are
-	// real because the Go runtime wants them and they grant nothing. Stderr
-	// is kept (bounded) only to explain a crash.
+	p.stdio = &stdio{}
+	// No preopened directories, environment or arguments: the guest reaches
+	// the system only through host calls. Clocks and randomness are real
+	// because the Go runtime wants them and they grant nothing. Stdin and
+	// stdout carry documents for a guest that speaks the stdio transport and
+	// are empty and discarded for any other. Stderr is kept (bounded) only
+	// to explain a crash.
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader).
+		WithStdin(&p.stdio.in).WithStdout(&p.stdio.out).
 		WithStderr(p.stderr)
-	inst, err := p.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	// Both the guest's and the kernel's memories come from linearMemories.
+	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, linearMemories), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin for type %q: %w", p.typ, err)
 	}
@@ -219,6 +242,7 @@ func (p *plugin) discard(ctx context.Context) {
 	}
 	_ = p.inst.Close(context.WithoutCancel(ctx))
 	p.inst = nil
+	p.kernel = kernelCache{}
 }
 
 func (p *plugin) close(ctx context.Context) error {

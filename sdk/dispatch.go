@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
 	"github.com/ccm-dev/ccm/sdk/internal/wire"
@@ -83,11 +84,17 @@ func validate(r Resource, req abi.ValidateRequest) abi.ValidateResponse {
 
 // applyBatch applies each request in order. A panic in one Apply fails that
 // request only (its Result carries the panic), so the results of the ones
-// already applied, which did change the system, still reach the host.
+// already applied, which did change the system, still reach the host. Each
+// result gets the time its Apply took (DurationNS, at least 1), unless the
+// Resource set it: the host sees only the batch's time.
 func applyBatch(r Resource, h Host, req abi.BatchRequest) abi.BatchResponse {
 	resp := abi.BatchResponse{Results: make([]abi.Result, 0, len(req.Requests))}
 	for _, one := range req.Requests {
+		start := time.Now()
 		res := applyOne(r, h, one)
+		if res.DurationNS == 0 {
+			res.DurationNS = max(1, time.Since(start).Nanoseconds())
+		}
 		resp.Results = append(resp.Results, res)
 		if req.StopOnFailure && res.Error != "" {
 			break

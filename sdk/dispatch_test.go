@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,11 +111,33 @@ func TestServe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tt.export == abi.ExportApplyBatch {
+				out = withoutDurations(t, out)
+			}
 			if string(out) != tt.want {
 				t.Fatalf("got  %s\nwant %s", out, tt.want)
 			}
 		})
 	}
+}
+
+// durationNS matches the duration_ns key the SDK adds to each batch result.
+var durationNS = regexp.MustCompile(`,"duration_ns":[0-9]+`)
+
+// withoutDurations checks every result of a batch output carries its own
+// positive duration_ns, and removes them (their values vary).
+func withoutDurations(t *testing.T, out []byte) []byte {
+	t.Helper()
+	var resp abi.BatchResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range resp.Results {
+		if r.DurationNS <= 0 {
+			t.Fatalf("result %d has duration_ns %d, want > 0: %s", i, r.DurationNS, out)
+		}
+	}
+	return durationNS.ReplaceAll(out, nil)
 }
 
 func TestRegister(t *testing.T) {
@@ -134,4 +157,26 @@ func TestRegister(t *testing.T) {
 		t.Fatal("not registered")
 	}
 	mustPanic("second", func() { Register(fakeResource{}) })
+}
+
+// TestBatchDurations checks the SDK times each resource of a batch, and
+// keeps a duration the Resource measured itself.
+func TestBatchDurations(t *testing.T) {
+	r := fakeResource{apply: func(_ Host, req abi.Request) abi.Result {
+		if req.Name == "timed" {
+			return abi.Result{DurationNS: 5}
+		}
+		return abi.Result{}
+	}}
+	out, err := serve(abi.ExportApplyBatch, r, nil, mustJSON(t, abi.BatchRequest{Requests: []abi.Request{{Name: "a"}, {Name: "timed"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp abi.BatchResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 2 || resp.Results[0].DurationNS <= 0 || resp.Results[1].DurationNS != 5 {
+		t.Fatalf("results = %+v, want a measured duration and the resource's own 5", resp.Results)
+	}
 }

@@ -9,7 +9,8 @@ import (
 
 // Host-call imports (namespace extism:host/user). Each takes the offset of a
 // kernel block holding the JSON request and returns the offset of a block
-// holding the JSON abi.Response; the guest frees both.
+// holding the JSON abi.Response; the guest frees both when large (see
+// freeAtLeast).
 
 //go:wasmimport extism:host/user ccm_fs_stat
 func hostFSStat(uint64) uint64
@@ -50,41 +51,68 @@ func hostLookup(uint64) uint64
 //go:wasmimport extism:host/user ccm_log
 func hostLog(uint64) uint64
 
-// wasmHost is the Host a Resource gets inside the wasm guest.
-type wasmHost struct{}
+// wasmHost is the Host a Resource gets inside the wasm guest. With stdio
+// set, host calls use the stdio transport (see abi.ExportStdio).
+type wasmHost struct{ stdio bool }
+
+// freeAtLeast is the smallest kernel block a host call frees. Smaller blocks
+// are left for the kernel's reset at the start of the next export call:
+// Extism's kernel finds a block to free by walking every block allocated
+// since that reset (a batch makes hundreds), and in the kernel Extism ships
+// a freed block is not reused anyway. A large block is still freed, so a
+// kernel that reuses blocks can keep a batch of large writes small.
+const freeAtLeast = 16 << 10
+
+// freeLarge frees the kernel block at offset, of n bytes, if it is large.
+func freeLarge(offset uint64, n int) {
+	if n >= freeAtLeast {
+		kernelFree(offset)
+	}
+}
 
 var _ Host = wasmHost{}
 
 // call sends one host call: marshal req, hand it to the import fn, decode the
 // abi.Response into resp (when resp is not nil). A refused or failed call is
 // returned as *abi.CallError.
-func (wasmHost) call(name string, fn func(uint64) uint64, req, resp any) error {
+func (h wasmHost) call(name string, fn func(uint64) uint64, req, resp any) error {
 	data, err := wire.Marshal(req)
 	if err != nil {
 		return &abi.CallError{Code: abi.CodeInvalid, Message: "encode " + name + " request: " + err.Error()}
 	}
-	in := writeBlock(data)
-	outOffset := fn(in)
-	kernelFree(in)
-	if outOffset == 0 {
+	var out []byte
+	if h.stdio {
+		if out, err = callStdio(fn, data); err != nil {
+			return &abi.CallError{Code: abi.CodeIO, Message: name + ": " + err.Error()}
+		}
+	} else {
+		out = callKernel(fn, data)
+	}
+	if out == nil {
 		return &abi.CallError{Code: abi.CodeIO, Message: name + ": the host returned no response"}
 	}
-	out := readBlock(outOffset)
-	kernelFree(outOffset)
-	var r abi.Response
-	if err := wire.Unmarshal(out, &r); err != nil {
+	callErr, err := wire.UnmarshalResponse(out, resp)
+	if err != nil {
 		return &abi.CallError{Code: abi.CodeIO, Message: "decode " + name + " response: " + err.Error()}
 	}
-	if r.Error != nil {
-		return r.Error
-	}
-	if resp == nil {
-		return nil
-	}
-	if err := wire.Unmarshal(r.Ok, resp); err != nil {
-		return &abi.CallError{Code: abi.CodeIO, Message: "decode " + name + " response: " + err.Error()}
+	if callErr != nil {
+		return callErr
 	}
 	return nil
+}
+
+// callKernel sends one host call through Extism kernel blocks and returns
+// the response document (nil: the host gave none).
+func callKernel(fn func(uint64) uint64, req []byte) []byte {
+	in := writeBlock(req)
+	outOffset := fn(in)
+	freeLarge(in, len(req))
+	if outOffset == 0 {
+		return nil
+	}
+	out := readBlock(outOffset)
+	freeLarge(outOffset, len(out))
+	return out
 }
 
 func (h wasmHost) Stat(req abi.FSStatRequest) (abi.FSStatResponse, error) {

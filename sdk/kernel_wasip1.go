@@ -5,7 +5,9 @@ package sdk
 // Extism kernel imports (namespace extism:host/env). Data crosses between the
 // guest's own memory and the kernel's memory only through these calls, so
 // the helpers below move 8 bytes per call and single bytes only for the tail:
-// each kernel call costs far more than the copy it does.
+// each kernel call costs far more than the copy it does. They serve hosts
+// that do not speak the stdio transport (stdio_wasip1.go), which ccm's does;
+// ccm_describe and errors always take this way.
 
 //go:wasmimport extism:host/env input_length
 func kernelInputLength() uint64
@@ -22,8 +24,8 @@ func kernelAlloc(length uint64) uint64
 //go:wasmimport extism:host/env free
 func kernelFree(offset uint64)
 
-//go:wasmimport extism:host/env length
-func kernelLength(offset uint64) uint64
+//go:wasmimport extism:host/env length_unsafe
+func kernelLengthUnsafe(offset uint64) uint64
 
 //go:wasmimport extism:host/env load_u8
 func kernelLoadU8(offset uint64) uint32
@@ -66,9 +68,12 @@ func readInput() []byte {
 	return buf
 }
 
-// readBlock copies a kernel memory block into a new slice.
+// readBlock copies a kernel memory block into a new slice. The block must be
+// one the host just returned: its length is read from the block's header
+// (length_unsafe), because the kernel's checked length walks every block
+// allocated since the export call began.
 func readBlock(offset uint64) []byte {
-	n := kernelLength(offset)
+	n := kernelLengthUnsafe(offset)
 	buf := make([]byte, n)
 	if n < 8 {
 		for i := uint64(0); i < n; i++ {

@@ -148,6 +148,7 @@ func (e *encoder) pluginInfo(v abi.PluginInfo) {
 	o.strs("ensure", v.Ensure)
 	o.strOmit("default_ensure", v.DefaultEnsure)
 	o.bool("refresh", v.Refresh)
+	o.boolOmit("batch", v.Batch)
 	o.strsOmit("deferred", v.Deferred)
 	o.rawOmit("properties_schema", v.PropertiesSchema)
 	c := v.Capabilities
@@ -178,6 +179,7 @@ func (e *encoder) result(v abi.Result) {
 	o.anyMapOmit("state", v.State)
 	o.strsOmit("messages", v.Messages)
 	o.strOmit("error", v.Error)
+	o.intOmit("duration_ns", v.DurationNS)
 	o.end()
 }
 
@@ -185,6 +187,66 @@ func (e *encoder) result(v abi.Result) {
 // receives (export inputs and host-call responses), or *any.
 func Unmarshal(data []byte, v any) error {
 	d := &decoder{data: data}
+	err := d.value(v)
+	if err == nil {
+		err = d.end()
+	}
+	return err
+}
+
+// UnmarshalResponse decodes a host call's abi.Response document in one pass:
+// the value of "ok" straight into ok (a pointer Unmarshal accepts; nil skips
+// it), "error" into the returned CallError. Unmarshal into an abi.Response
+// keeps "ok" raw, which a second Unmarshal then reads again; in a guest every
+// byte read costs, so the SDK's host calls use this.
+//
+// The host writes either "ok" or "error". Given both, the CallError is
+// returned and ok holds what "ok" decoded to.
+func UnmarshalResponse(data []byte, ok any) (*abi.CallError, error) {
+	d := &decoder{data: data}
+	var callErr *abi.CallError
+	err := d.object("abi.Response", func(k string) error {
+		switch k {
+		case "ok":
+			if ok == nil {
+				return d.skip()
+			}
+			return d.value(ok)
+		case "error":
+			if isNull, err := d.null(); isNull || err != nil {
+				callErr = nil
+				return err
+			}
+			if callErr == nil {
+				callErr = &abi.CallError{}
+			}
+			return d.callError(callErr)
+		}
+		return d.skip()
+	})
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return callErr, nil
+}
+
+func (d *decoder) callError(v *abi.CallError) error {
+	return d.object("abi.CallError", func(k string) error {
+		switch k {
+		case "code":
+			return d.string(&v.Code)
+		case "message":
+			return d.string(&v.Message)
+		}
+		return d.skip()
+	})
+}
+
+// value decodes the value at the decoder's position into v (see Unmarshal).
+func (d *decoder) value(v any) error {
 	var err error
 	switch v := v.(type) {
 	case *abi.ValidateRequest:
@@ -239,15 +301,7 @@ func Unmarshal(data []byte, v any) error {
 				if v.Error == nil {
 					v.Error = &abi.CallError{}
 				}
-				return d.object("abi.CallError", func(k string) error {
-					switch k {
-					case "code":
-						return d.string(&v.Error.Code)
-					case "message":
-						return d.string(&v.Error.Message)
-					}
-					return d.skip()
-				})
+				return d.callError(v.Error)
 			}
 			return d.skip()
 		})
@@ -370,9 +424,6 @@ func Unmarshal(data []byte, v any) error {
 			return errors.New("wire: cannot decode into nil")
 		}
 		return errors.New("wire: cannot decode into " + reflect.TypeOf(v).String())
-	}
-	if err == nil {
-		err = d.end()
 	}
 	return err
 }

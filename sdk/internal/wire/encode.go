@@ -149,6 +149,10 @@ func (e *encoder) str(s string) {
 	e.b = append(e.b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip plain ASCII 8 bytes at a time; what stops it needs a look.
+		if i += plainPrefix(s[i:]); i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -116,3 +116,94 @@ func FuzzMarshal(f *testing.F) {
 		sameJSON(t, abi.Result{State: map[string]any{"v": v}, Error: string(data)})
 	})
 }
+
+// FuzzUnmarshalResponse holds the one-pass UnmarshalResponse to the two
+// passes it replaces (Unmarshal into an abi.Response, then its Ok into the
+// target), for documents the host can write: one top-level "ok" or "error",
+// each at most once.
+func FuzzUnmarshalResponse(f *testing.F) {
+	for i, s := range []string{
+		`{"ok":{"exists":true,"mode":420,"uid":0,"size":12,"sha256":"ab","owner":"r\u00e9"}}`,
+		`{"error":{"code":"denied","message":"m"}}`,
+		`{"ok":null}`,
+		`{"error":null,"ok":{"content":"YWJj"}}`,
+		`{"ok":{"entries":[{"name":"a","type":"file"}]}}`,
+		`{"ok":{"found":true,"value":[1,{"a":"b"}]}}`,
+		`{"ok":{"exists":"yes"}}`,
+		`{"ok":{}`,
+	} {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		if !lowercaseKeys(data) || !hostShaped(data) {
+			t.Skip()
+		}
+		target := decodeTargets[int(which)%len(decodeTargets)]
+		got, want := target(), target()
+
+		callErr, gotErr := UnmarshalResponse(data, got)
+
+		var r abi.Response
+		wantErr := Unmarshal(data, &r)
+		if wantErr == nil && r.Error == nil {
+			wantErr = Unmarshal(r.Ok, want)
+		}
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("%T %q: error %v, two passes: %v", got, data, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			return
+		}
+		if !reflect.DeepEqual(callErr, r.Error) {
+			t.Fatalf("%q: call error %#v, two passes: %#v", data, callErr, r.Error)
+		}
+		if r.Error == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%T %q:\ngot  %#v\nwant %#v", got, data, got, want)
+		}
+	})
+}
+
+// hostShaped reports whether data is an object with exactly one of the
+// top-level keys "ok" and "error" (not null), once (true for unparsable
+// data: then only errors are compared).
+func hostShaped(data []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	depth, keys := 0, map[string]int{}
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			if tok == '{' || tok == '[' {
+				depth++
+				expectKey = tok == '{' && depth == 1
+				continue
+			}
+			depth--
+		case string:
+			if depth == 1 && expectKey {
+				keys[tok]++
+				expectKey = false
+				continue
+			}
+		}
+		if depth == 1 {
+			expectKey = true
+		}
+	}
+	for _, n := range keys {
+		if n > 1 {
+			return false
+		}
+	}
+	_, ok := top["ok"]
+	e, bad := top["error"]
+	return ok != bad && string(e) != "null"
+}

@@ -45,7 +45,7 @@ var encodeSamples = []struct {
 }{
 	{"PluginInfo zero", abi.PluginInfo{}},
 	{"PluginInfo full", abi.PluginInfo{ABI: 1, Type: "file", Version: "1.0.0", Providers: []string{"posix"}, Ensure: []string{"present", "absent"},
-		DefaultEnsure: "present", Refresh: true, Deferred: []string{"content"},
+		DefaultEnsure: "present", Refresh: true, Batch: true, Deferred: []string{"content"},
 		PropertiesSchema: json.RawMessage("{\n  \"type\": \"object\",\n  \"x\": [1, 2.5, \"a b\"]\n}"),
 		Capabilities:     abi.Capabilities{FSRead: []string{"/**"}, FSWrite: []string{"/etc/**"}, Exec: []string{"/bin/sh"}, Net: []string{"*"}, Users: true, ProbeExec: []string{"/usr/bin/id -u"}}}},
 	{"PluginInfo empty slices", abi.PluginInfo{Providers: []string{}, Ensure: []string{}, Deferred: []string{}}},
@@ -57,7 +57,7 @@ var encodeSamples = []struct {
 	{"StatusResponse", abi.StatusResponse{Provider: "posix", FinalEnsure: "present", State: map[string]any{"a": 1, "b": []any{"x", 2.5, nil, true}}, Error: "e"}},
 	{"Result zero", abi.Result{}},
 	{"Result full", abi.Result{Changed: true, Refreshed: true, Provider: "p", FinalEnsure: "absent", NoopMessage: "Would have",
-		State: map[string]any{"metadata": map[string]any{"size": int64(12), "mode": "0644", "mtime": "2024-01-01T00:00:00Z"}}, Messages: []string{"m"}, Error: "boom"}},
+		State: map[string]any{"metadata": map[string]any{"size": int64(12), "mode": "0644", "mtime": "2024-01-01T00:00:00Z"}}, Messages: []string{"m"}, Error: "boom", DurationNS: 1234}},
 	{"Result empty state", abi.Result{State: map[string]any{}, Messages: []string{}}},
 	{"BatchResponse", abi.BatchResponse{Results: []abi.Result{{Changed: true}, {Error: "x"}}}},
 	{"FSStatRequest", abi.FSStatRequest{Path: "/etc/motd", FollowSymlinks: true, Checksum: true}},
@@ -98,8 +98,9 @@ type Embedded struct {
 type tagged struct {
 	Embedded
 	*inner
-	A       string            `json:"a"`
-	Skip    string            `json:"-"`
+	A    string `json:"a"`
+	Skip string `json:"-"`
+	//lint:ignore SA5008 the codec must read odd tags the way encoding/json does
 	Dash    string            `json:"-,"`
 	Omit    []int             `json:"omit,omitempty"`
 	Quoted  int64             `json:"quoted,string"`
@@ -114,7 +115,8 @@ type tagged struct {
 	Named   namedString       `json:"named"`
 	Nested  map[string][]uint `json:"nested"`
 	private string
-	BadTag  string `json:"a\"b"`
+	//lint:ignore SA5008 the codec must read odd tags the way encoding/json does
+	BadTag string `json:"a\"b"`
 }
 
 type namedString string
@@ -131,7 +133,7 @@ func TestMarshalValues(t *testing.T) {
 		v    any
 	}{
 		{"nil", nil},
-		{"floats", []any{0.0, -0.0, 1.0, 0.1, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64}},
+		{"floats", []any{0.0, math.Copysign(0, -1), 1.0, 0.1, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64}},
 		{"float32", []float32{0.1, 1e-7, 3.4e38}},
 		{"ints", []any{int8(-8), int16(16), int32(-32), int64(math.MinInt64), uint8(8), uint16(16), uint32(32), uint64(math.MaxUint64), uint(7), uintptr(9)}},
 		{"number", json.Number("1.5e3")},
@@ -305,5 +307,48 @@ func TestUnmarshalUnsupported(t *testing.T) {
 	}
 	if err := Unmarshal([]byte(`{}`), nil); err == nil {
 		t.Fatal("decoding into nil worked")
+	}
+}
+
+func TestUnmarshalResponse(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		ok      any // a pointer to decode "ok" into, or nil
+		want    any // what ok points to afterwards
+		wantErr *abi.CallError
+		bad     string // a decode error containing this
+	}{
+		{name: "ok into its type", data: `{"ok":{"exists":true,"mode":420,"owner":"root","sha256":"ab"}}`, ok: new(abi.FSStatResponse),
+			want: &abi.FSStatResponse{Exists: true, Mode: 420, Owner: "root", SHA256: "ab"}},
+		{name: "ok skipped", data: `{"ok":{"exists":true}}`},
+		{name: "null ok", data: `{"ok":null}`, ok: new(abi.FSStatResponse), want: &abi.FSStatResponse{}},
+		{name: "call error", data: `{"error":{"code":"denied","message":"no"}}`, ok: new(abi.FSStatResponse),
+			want: &abi.FSStatResponse{}, wantErr: &abi.CallError{Code: "denied", Message: "no"}},
+		{name: "unknown keys skipped", data: `{"x":[1,{"y":2}],"ok":{"found":true,"value":"v"}}`, ok: new(abi.LookupResponse),
+			want: &abi.LookupResponse{Found: true, Value: "v"}},
+		{name: "wrong type", data: `{"ok":{"exists":"yes"}}`, ok: new(abi.FSStatResponse), bad: `cannot decode string into bool (field "exists")`},
+		{name: "truncated", data: `{"ok":{}`, ok: new(abi.Empty), bad: "invalid JSON"},
+		{name: "trailing data", data: `{"ok":{}} x`, ok: new(abi.Empty), bad: "data after the top-level value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			callErr, err := UnmarshalResponse([]byte(tt.data), tt.ok)
+			if tt.bad != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.bad) {
+					t.Fatalf("err = %v, want %q", err, tt.bad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(callErr, tt.wantErr) {
+				t.Fatalf("call error = %#v, want %#v", callErr, tt.wantErr)
+			}
+			if tt.ok != nil && !reflect.DeepEqual(tt.ok, tt.want) {
+				t.Fatalf("ok = %#v, want %#v", tt.ok, tt.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,59 @@
+package host
+
+import "os"
+
+// maxPendingDirs bounds the directories one call keeps open for syncing;
+// past it, a write syncs its directory at once.
+const maxPendingDirs = 64
+
+// dirSyncs are the directories whose fsync a plugin call put off. A write
+// renames its file into place at once (a later stat in the same call sees
+// it), but the rename is made durable when the call ends, once per
+// directory, before its results reach the engine: a batch of 256 files in
+// one directory then costs one directory fsync instead of 256 (each about as
+// slow as the file's own). The file's data is still synced before the
+// rename, so a crash never leaves a half-written file in place.
+type dirSyncs struct {
+	dirs map[string]*os.File
+}
+
+// add puts off the fsync of the directory root is open on (dir, resolved).
+// A nil dirSyncs, or a full one, syncs now.
+func (d *dirSyncs) add(dir string, root *os.Root) {
+	if _, ok := d.pending(dir); ok {
+		return
+	}
+	f, err := root.Open(".")
+	if err != nil {
+		return // the write itself succeeded; only its durability is at stake
+	}
+	if d == nil || len(d.dirs) >= maxPendingDirs {
+		_ = f.Sync()
+		_ = f.Close()
+		return
+	}
+	if d.dirs == nil {
+		d.dirs = make(map[string]*os.File)
+	}
+	d.dirs[dir] = f
+}
+
+func (d *dirSyncs) pending(dir string) (*os.File, bool) {
+	if d == nil {
+		return nil, false
+	}
+	f, ok := d.dirs[dir]
+	return f, ok
+}
+
+// syncAll syncs and closes every pending directory.
+func (d *dirSyncs) syncAll() {
+	if d == nil {
+		return
+	}
+	for dir, f := range d.dirs {
+		_ = f.Sync()
+		_ = f.Close()
+		delete(d.dirs, dir)
+	}
+}

@@ -1,0 +1,83 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDirSyncs(t *testing.T) {
+	t.Parallel()
+	base := tempDir(t)
+	open := func(t *testing.T, name string) (string, *os.Root) {
+		t.Helper()
+		dir := filepath.Join(base, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { root.Close() })
+		return dir, root
+	}
+	tests := []struct {
+		name     string
+		dirs     int // distinct directories added
+		repeats  int // times each is added
+		nilSyncs bool
+		want     int // pending before syncAll
+	}{
+		{name: "one directory, many writes", dirs: 1, repeats: 5, want: 1},
+		{name: "several directories", dirs: 3, repeats: 2, want: 3},
+		{name: "past the bound, sync at once", dirs: maxPendingDirs + 3, repeats: 1, want: maxPendingDirs},
+		{name: "no dirSyncs, sync at once", dirs: 2, repeats: 1, nilSyncs: true, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d *dirSyncs
+			if !tt.nilSyncs {
+				d = &dirSyncs{}
+			}
+			for i := range tt.dirs {
+				dir, root := open(t, fmt.Sprintf("%s-%d", tt.name, i))
+				for range tt.repeats {
+					d.add(dir, root)
+				}
+			}
+			if got := d.count(); got != tt.want {
+				t.Fatalf("%d directories pending, want %d", got, tt.want)
+			}
+			files := d.files()
+			d.syncAll()
+			if got := d.count(); got != 0 {
+				t.Fatalf("%d directories pending after syncAll", got)
+			}
+			for _, f := range files {
+				if err := f.Close(); err == nil {
+					t.Fatalf("%s was left open after syncAll", f.Name())
+				}
+			}
+		})
+	}
+}
+
+func (d *dirSyncs) count() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.dirs)
+}
+
+func (d *dirSyncs) files() []*os.File {
+	if d == nil {
+		return nil
+	}
+	var out []*os.File
+	for _, f := range d.dirs {
+		out = append(out, f)
+	}
+	return out
+}
