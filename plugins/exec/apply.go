@@ -52,10 +52,10 @@ func (*execType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		return res
 	}
 	res.State = stateDoc(s.name, s.provider, &out.ExitCode)
-	if s.logOutput {
-		for _, line := range lines(out.Stdout) {
-			h.Log("info", line)
-		}
+	if s.logOutput && out.Stdout != "" {
+		// One host call for the whole output: the host splits it into
+		// lines. A call per line costs ~70 µs each (50k lines: 3.6 s).
+		h.Log("info", strings.TrimRight(out.Stdout, "\n"))
 	}
 	switch {
 	case out.TimedOut:

@@ -76,6 +76,8 @@ func wantError(t *testing.T, got, want string) {
 }
 
 // wantLogs asserts the info log lines are exactly these, in order.
+// wantLogs checks the logged lines. The plugin logs its output in one call
+// (the host splits it into lines), so messages are split here too.
 func wantLogs(t *testing.T, h *fakehost.Host, want ...string) {
 	t.Helper()
 	var got []string
@@ -83,7 +85,10 @@ func wantLogs(t *testing.T, h *fakehost.Host, want ...string) {
 		if l.Level != "info" {
 			t.Fatalf("log level %q, want info", l.Level)
 		}
-		got = append(got, l.Message)
+		got = append(got, strings.Split(l.Message, "\n")...)
+	}
+	if len(h.Logs()) > 1 {
+		t.Fatalf("%d log calls, want one for the whole output", len(h.Logs()))
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("logged %q, want %q", got, want)

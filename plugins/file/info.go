@@ -40,6 +40,7 @@ func (*fileType) Info() abi.PluginInfo {
 		Ensure:           ensureValues,
 		DefaultEnsure:    ensurePresent,
 		Refresh:          false,
+		Batch:            true,
 		Deferred:         []string{"content", "source"},
 		PropertiesSchema: json.RawMessage(schema),
 		Capabilities: abi.Capabilities{
