@@ -83,9 +83,6 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 
 	fts, err := facts.WithOverrides(facts.Gather(), o.factsFile, o.factKV)
 	if err != nil {
@@ -109,9 +106,12 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	defer plugins.Close(context.Background())
 
 	out := cmd.OutOrStdout()
-	var printer *printer
-	if !o.jsonOut {
-		printer = newPrinter(out, useColor(o.color, out))
+	var reporter engine.Reporter
+	if o.jsonOut {
+		errOut := cmd.ErrOrStderr()
+		reporter = logsOnly{newPrinter(errOut, useColor(o.color, errOut))}
+	} else {
+		reporter = newPrinter(out, useColor(o.color, out))
 	}
 	eng := engine.New(engine.Options{
 		Plugins:         plugins,
@@ -120,7 +120,7 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		ExternalData:    external,
 		Noop:            o.noop,
 		HealthCheckOnly: o.monitorOnly,
-		Reporter:        reporterOrNil(printer),
+		Reporter:        reporter,
 	})
 	res, err := eng.Run(ctx, path)
 	if err != nil {
@@ -164,11 +164,4 @@ func exitCode(res *engine.Result, detailed bool) int {
 		code |= 4
 	}
 	return code
-}
-
-func reporterOrNil(p *printer) engine.Reporter {
-	if p == nil {
-		return nil
-	}
-	return p
 }

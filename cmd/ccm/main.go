@@ -33,7 +33,10 @@ func (e *exitError) Error() string {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	stop := startProfile()
+	code := run(os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 func run(args []string) int {

@@ -76,6 +76,25 @@ func (p *printer) Event(e *session.Event, depth int) {
 	p.line(level, color, b.String(), depth)
 }
 
+// Log prints lines a plugin logged for a resource (exec logoutput, ccm_log).
+// Debug lines are dropped.
+func (p *printer) Log(resource, level, message string) {
+	if level == "debug" {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(message, "\n"), "\n") {
+		p.line(strings.ToUpper(level), "", resource+": "+l, 0)
+	}
+}
+
+// logsOnly is the reporter of --json runs: the JSON document on stdout holds
+// the events, and plugin log lines go to stderr.
+type logsOnly struct{ *printer }
+
+func (logsOnly) ManifestStart(string, int, int) {}
+func (logsOnly) Message(string)                 {}
+func (logsOnly) Event(*session.Event, int)      {}
+
 func (p *printer) line(level, color, text string, depth int) {
 	indent := strings.Repeat("  ", depth)
 	fmt.Fprintf(p.w, "%s %s%s\n", p.paint(color, fmt.Sprintf("%-5s", level)), indent, text)

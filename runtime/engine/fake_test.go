@@ -16,10 +16,11 @@ import (
 // {changed: bool, fail: "msg"}. It is deliberately dumb: the real plugins
 // are tested end to end through WASM in cmd/ccm.
 type fakePlugins struct {
-	mu    sync.Mutex
-	calls []fakeCall
-	execs []abi.ExecRequest
-	exit  int // exit code of Exec
+	mu      sync.Mutex
+	calls   []fakeCall
+	execs   []abi.ExecRequest
+	batches []int // sizes of ApplyBatch calls
+	exit    int   // exit code of Exec
 }
 
 type fakeCall struct {
@@ -32,7 +33,7 @@ var _ hostapi.Plugins = (*fakePlugins)(nil)
 var markInfo = abi.PluginInfo{
 	ABI: 1, Type: "mark", Version: "1", Providers: []string{"fake"},
 	Ensure: []string{"present"}, DefaultEnsure: "present", Refresh: true,
-	Deferred: []string{"later"},
+	Deferred: []string{"later"}, Batch: true,
 }
 
 func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error) {
@@ -76,6 +77,24 @@ func (f *fakePlugins) Apply(_ context.Context, c trust.Caller, req abi.Request) 
 		res.Error = msg
 	}
 	return res, nil
+}
+
+func (f *fakePlugins) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []abi.Request, stop bool) ([]abi.Result, error) {
+	f.mu.Lock()
+	f.batches = append(f.batches, len(reqs))
+	f.mu.Unlock()
+	var out []abi.Result
+	for i, req := range reqs {
+		res, err := f.Apply(ctx, callers[i], req)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+		if stop && res.Error != "" {
+			break
+		}
+	}
+	return out, nil
 }
 
 func (f *fakePlugins) Exec(_ context.Context, _ trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {

@@ -11,6 +11,10 @@ type Reporter interface {
 	Message(text string)
 	// Event is called once per recorded event.
 	Event(e *session.Event, depth int)
+	// Log is a line a plugin logged while working on resource (type#name),
+	// e.g. an exec's output with logoutput. level is debug, info, warn or
+	// error; message may hold several lines.
+	Log(resource, level, message string)
 }
 
 type nopReporter struct{}
@@ -18,3 +22,4 @@ type nopReporter struct{}
 func (nopReporter) ManifestStart(string, int, int) {}
 func (nopReporter) Message(string)                 {}
 func (nopReporter) Event(*session.Event, int)      {}
+func (nopReporter) Log(string, string, string)     {}

@@ -27,17 +27,25 @@ func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome 
 	e.report.ManifestStart(e.display(p.file), len(p.resources), s.depth)
 
 	var stoppedBy string
-	for _, r := range p.resources {
+	for i := 0; i < len(p.resources); {
+		r := p.resources[i]
 		if stoppedBy != "" {
-			ev := e.newEvent(s, p, r)
-			ev.Skipped = true
-			ev.Messages = append(ev.Messages, "not applied: fail_on_error is set and "+stoppedBy+" failed")
-			e.record(s, ev)
+			e.record(s, e.notRun(s, p, r, stoppedBy))
+			i++
 			continue
 		}
-		ev := e.runResource(ctx, s, p, r)
-		if ev.Failed && p.failOnError && !s.healthCheckOnly {
-			stoppedBy = ev.Display()
+		var evs []*session.Event
+		if batch := e.batch(s, p, i); len(batch) > 1 {
+			evs = e.runBatch(ctx, s, p, batch)
+		} else {
+			evs = []*session.Event{e.runResource(ctx, s, p, r)}
+		}
+		i += len(evs)
+		for _, ev := range evs {
+			if ev.Failed && p.failOnError && !s.healthCheckOnly {
+				stoppedBy = ev.Display()
+				break
+			}
 		}
 	}
 
@@ -56,6 +64,14 @@ func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome 
 	return out
 }
 
+// notRun is the event of a resource after fail_on_error stopped its manifest.
+func (e *Engine) notRun(s scope, p *plan, r *resource, stoppedBy string) *session.Event {
+	ev := e.newEvent(s, p, r)
+	ev.Skipped = true
+	ev.Messages = append(ev.Messages, "not applied: fail_on_error is set and "+stoppedBy+" failed")
+	return ev
+}
+
 // runResource takes one resource through the flow of manifest.md §8.2 and
 // records its event. It never panics out: a panic below becomes a failed
 // event for this resource.
@@ -70,43 +86,8 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 		e.record(s, ev)
 	}()
 
-	// control
-	managed, err := e.managed(p, r)
-	if err != nil {
-		ev.Fail(err.Error())
-		return ev
-	}
-	if !managed {
-		ev.Skipped = true
-		return ev
-	}
-
-	// deferred templates, then validation of what they produced
-	props := r.props
-	if r.pending {
-		if props, err = e.expandDeferred(ctx, p, r); err != nil {
-			ev.Fail(err.Error())
-			return ev
-		}
-	}
-	ev.Properties = props
-
-	// require
-	unmet, err := e.unmet(r.src.Require)
-	if err != nil {
-		ev.Fail(err.Error())
-		return ev
-	}
-	if len(unmet) > 0 {
-		ev.Skipped = true
-		ev.UnmetRequirements = unmet
-		return ev
-	}
-
-	// subscribe
-	refresh, err := e.fired(r.src.Subscribe, s.noop)
-	if err != nil {
-		ev.Fail(err.Error())
+	req, done := e.prepare(ctx, s, p, r, ev)
+	if done {
 		return ev
 	}
 
@@ -126,16 +107,7 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 		return ev
 	}
 
-	caller := e.caller(s, p, r, props)
-	res, err := e.opts.Plugins.Apply(ctx, caller, abi.Request{
-		Type:       r.typ,
-		Name:       r.name,
-		Properties: props,
-		Provider:   r.provider,
-		Noop:       s.noop,
-		Refresh:    refresh,
-		WorkingDir: s.dir,
-	})
+	res, err := e.opts.Plugins.Apply(ctx, e.caller(s, p, r, req.Properties), req)
 	if err != nil {
 		ev.Fail(err.Error())
 		return ev
@@ -147,8 +119,59 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 	return ev
 }
 
+// prepare runs the gates of a resource before its plugin is called:
+// control, deferred templates, require and subscribe. done reports that ev
+// is already final (skipped or failed); otherwise req is ready to send.
+func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) (req abi.Request, done bool) {
+	managed, err := e.managed(p, r)
+	if err != nil {
+		ev.Fail(err.Error())
+		return req, true
+	}
+	if !managed {
+		ev.Skipped = true
+		return req, true
+	}
+
+	props := r.props
+	if r.pending {
+		if props, err = e.expandDeferred(ctx, p, r); err != nil {
+			ev.Fail(err.Error())
+			return req, true
+		}
+	}
+	ev.Properties = props
+
+	unmet, err := e.unmet(r.src.Require)
+	if err != nil {
+		ev.Fail(err.Error())
+		return req, true
+	}
+	if len(unmet) > 0 {
+		ev.Skipped = true
+		ev.UnmetRequirements = unmet
+		return req, true
+	}
+
+	refresh, err := e.fired(r.src.Subscribe, s.noop)
+	if err != nil {
+		ev.Fail(err.Error())
+		return req, true
+	}
+	return abi.Request{
+		Type:       r.typ,
+		Name:       r.name,
+		Properties: props,
+		Provider:   r.provider,
+		Noop:       s.noop,
+		Refresh:    refresh,
+		WorkingDir: s.dir,
+	}, false
+}
+
 // applyResult copies a plugin's Result into the event.
 func applyResult(ev *session.Event, res abi.Result) {
+	ev.Duration = time.Duration(res.DurationNS)
 	if res.Provider != "" {
 		ev.Provider = res.Provider
 	}
@@ -193,6 +216,9 @@ func (e *Engine) caller(s scope, p *plan, r *resource, props map[string]any) tru
 		Mode:       s.mode(),
 		Properties: props,
 		Lookup:     p.x.Lookup,
+		Log: func(level, message string) {
+			e.report.Log(r.ref(), level, message)
+		},
 	}
 }
 

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestBatching(t *testing.T) {
+	tests := []struct {
+		name     string
+		manifest string
+		noop     bool
+		batches  []int
+		applied  []string
+	}{
+		{
+			name:     "independent resources share one call",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {}\n        - c: {}\n",
+			batches:  []int{3},
+			applied:  []string{"a", "b", "c"},
+		},
+		{
+			name:     "a require on a member cuts the run",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {}\n        - c: {require: [mark#a]}\n        - d: {}\n",
+			batches:  []int{2, 2},
+			applied:  []string{"a", "b", "c", "d"},
+		},
+		{
+			name:     "a subscribe on a member's alias cuts the run",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {alias: first}\n        - b: {subscribe: [mark#first]}\n",
+			batches:  nil,
+			applied:  []string{"a", "b"},
+		},
+		{
+			name:     "health checks run right after their resource",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {}\n        - c: {health_checks: [{command: /bin/true}]}\n        - d: {}\n        - e: {}\n",
+			batches:  []int{2, 2},
+			applied:  []string{"a", "b", "c", "d", "e"},
+		},
+		{
+			name:     "control-skipped members keep their place",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {control: {if: \"false\"}}\n        - c: {}\n",
+			batches:  []int{2},
+			applied:  []string{"a", "c"},
+		},
+		{
+			name:     "noop goes one by one",
+			manifest: "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {}\n",
+			noop:     true,
+			batches:  nil,
+			applied:  []string{"a", "b"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tree(t, map[string]string{"m.yaml": tt.manifest})
+			f := &fakePlugins{}
+			res, err := run(t, f, filepath.Join(dir, "m.yaml"), func(o *Options) { o.Noop = tt.noop })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.batches, tt.batches) {
+				t.Errorf("batches = %v, want %v", f.batches, tt.batches)
+			}
+			if got := f.names(); !slices.Equal(got, tt.applied) {
+				t.Errorf("applied = %v, want %v", got, tt.applied)
+			}
+			var order []string
+			for _, e := range res.Events {
+				order = append(order, e.Name)
+			}
+			if !slices.IsSorted(order) {
+				t.Errorf("events out of declaration order: %v", order)
+			}
+		})
+	}
+}
+
+func TestBatchFailOnError(t *testing.T) {
+	dir := tree(t, map[string]string{"m.yaml": `
+ccm:
+  fail_on_error: true
+  resources:
+    - mark:
+        - a: {}
+        - b: {fail: boom}
+        - c: {}
+    - mark:
+        - d: {}
+`})
+	f := &fakePlugins{}
+	res, err := run(t, f, filepath.Join(dir, "m.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("applied = %v", got)
+	}
+	for _, ref := range []string{"mark#c", "mark#d"} {
+		e := event(t, res, ref)
+		if !e.Skipped || len(e.Messages) == 0 || !strings.Contains(e.Messages[0], "mark#b failed") {
+			t.Errorf("%s = %+v", ref, e)
+		}
+	}
+	if res.Summary.Total != 4 || res.Summary.Failed != 1 || res.Summary.Skipped != 2 {
+		t.Errorf("summary = %+v", res.Summary)
+	}
+}
