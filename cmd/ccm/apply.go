@@ -54,7 +54,12 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 
   # machine-readable result
   ccm apply site.yaml --json | jq .summary`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("apply takes exactly one MANIFEST (a YAML or JSON file), got %d arguments; see ccm apply --help", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args[0])
 		},
