@@ -188,14 +188,7 @@ func mkParents(st *callState, req abi.FSMkdirRequest, rp string) *abi.CallError 
 // directory; a non-empty one only with Recursive, which does not follow
 // symlinks either.
 func fsRemove(_ context.Context, st *callState, req abi.FSRemoveRequest) (any, *abi.CallError) {
-	rp, cerr := resolveParent(req.Path)
-	if cerr != nil {
-		return nil, cerr
-	}
-	if cerr := allowed(st, access{call: abi.CallFSRemove, path: req.Path, target: rp}); cerr != nil {
-		return nil, cerr
-	}
-	root, base, cerr := openParent(rp)
+	root, base, cerr := openChecked(st, abi.CallFSRemove, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -221,13 +214,11 @@ func fsRemove(_ context.Context, st *callState, req abi.FSRemoveRequest) (any, *
 // fsChown changes ownership with lchown semantics: a symlink itself, never
 // its target.
 func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *abi.CallError) {
-	rp, cerr := resolveParent(req.Path)
+	root, base, cerr := openChecked(st, abi.CallFSChown, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
-	if cerr := allowed(st, access{call: abi.CallFSChown, path: req.Path, target: rp}); cerr != nil {
-		return nil, cerr
-	}
+	defer root.Close()
 	uid, cerr := st.names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
@@ -236,11 +227,6 @@ func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *ab
 	if cerr != nil {
 		return nil, cerr
 	}
-	root, base, cerr := openParent(rp)
-	if cerr != nil {
-		return nil, cerr
-	}
-	defer root.Close()
 	if err := root.Lchown(base, uid, gid); err != nil {
 		return nil, osError("chown", req.Path, err)
 	}
@@ -253,14 +239,7 @@ func fsChmod(_ context.Context, st *callState, req abi.FSChmodRequest) (any, *ab
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}
-	rp, cerr := resolveParent(req.Path)
-	if cerr != nil {
-		return nil, cerr
-	}
-	if cerr := allowed(st, access{call: abi.CallFSChmod, path: req.Path, target: rp}); cerr != nil {
-		return nil, cerr
-	}
-	root, base, cerr := openParent(rp)
+	root, base, cerr := openChecked(st, abi.CallFSChmod, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -276,4 +255,18 @@ func fsChmod(_ context.Context, st *callState, req abi.FSChmodRequest) (any, *ab
 		return nil, osError("chmod", req.Path, err)
 	}
 	return abi.Empty{}, nil
+}
+
+// openChecked resolves path's parent directories, passes the one check for
+// call, and opens the resolved parent as an os.Root, so the operation on
+// base never follows a symlink out of it. The caller closes root.
+func openChecked(st *callState, call, path string) (root *os.Root, base string, cerr *abi.CallError) {
+	rp, cerr := resolveParent(path)
+	if cerr != nil {
+		return nil, "", cerr
+	}
+	if cerr := allowed(st, access{call: call, path: path, target: rp}); cerr != nil {
+		return nil, "", cerr
+	}
+	return openParent(rp)
 }
