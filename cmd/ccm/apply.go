@@ -13,6 +13,7 @@ import (
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/facts"
 	"github.com/ccm-dev/ccm/runtime/session"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -26,6 +27,7 @@ type applyOptions struct {
 	data              []string
 	factKV            []string
 	factsFile         string
+	grantsFile        string
 }
 
 func newApplyCommand() *cobra.Command {
@@ -52,6 +54,9 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
   # pass data (wins over the manifest's own data at every level)
   ccm apply site.yaml --data port=8080 --data extra.yaml
 
+  # confine the whole run: only these paths and programs
+  ccm apply site.yaml --grants grants.yaml
+
   # machine-readable result
   ccm apply site.yaml --json | jq .summary`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -71,6 +76,7 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.StringArrayVar(&o.data, "data-file", nil, "alias of --data FILE")
 	f.StringArrayVar(&o.factKV, "fact", nil, "extra fact `KEY=VALUE` (dotted keys nest; repeatable; wins over --facts)")
 	f.StringVar(&o.factsFile, "facts", "", "YAML/JSON `FILE` of extra facts")
+	f.StringVar(&o.grantsFile, "grants", "", "YAML/JSON `FILE` with the root scope's grant (fs_read, fs_write, exec, net, users); default: everything")
 	f.BoolVar(&o.jsonOut, "json", false, "print events and summary as one JSON document instead of log lines")
 	f.BoolVar(&o.detailed, "detailed-exitcodes", false, "exit 0 no changes, 2 changes, 4 failures, 6 changes and failures")
 	f.BoolVar(&o.report, "report", true, "print the run summary")
@@ -103,6 +109,18 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
+	var grants trust.Chain
+	if o.grantsFile != "" {
+		src, err := os.ReadFile(o.grantsFile)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("--grants: %w", err)}
+		}
+		g, err := trust.ParseGrant(src)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("--grants %s: %w", o.grantsFile, err)}
+		}
+		grants = trust.Chain{g}
+	}
 
 	plugins, err := newPluginHost()
 	if err != nil {
@@ -125,6 +143,7 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		ExternalData:    external,
 		Noop:            o.noop,
 		HealthCheckOnly: o.monitorOnly,
+		Grants:          grants,
 		Reporter:        reporter,
 	})
 	res, err := eng.Run(ctx, path)

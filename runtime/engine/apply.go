@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -76,17 +74,11 @@ func boolProp(k string, v any) (bool, error) {
 	return b, nil
 }
 
-// parseGrant decodes a grants property strictly: unknown keys are refused.
+// parseGrant decodes a grants property strictly (trust.DecodeGrant).
 func parseGrant(v any) (*trust.Grant, error) {
-	raw, err := json.Marshal(v)
+	g, err := trust.DecodeGrant(v)
 	if err != nil {
 		return nil, fmt.Errorf("grants: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var g trust.Grant
-	if err := dec.Decode(&g); err != nil {
-		return nil, fmt.Errorf("grants: %w (keys: fs_read, fs_write, exec, net, users)", err)
 	}
 	return &g, nil
 }

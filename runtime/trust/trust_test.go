@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -82,4 +83,35 @@ func FuzzMatchPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseGrant(t *testing.T) {
+	tests := []struct {
+		name, src, err string
+		check          func(Grant) bool
+	}{
+		{"yaml", "fs_read: [\"/etc/**\"]\nexec: [/usr/bin/systemctl]\nusers: true\n", "", func(g Grant) bool {
+			return len(g.FSRead) == 1 && g.Exec[0] == "/usr/bin/systemctl" && g.Users
+		}},
+		{"json", `{"fs_write": ["/opt/x/**"]}`, "", func(g Grant) bool { return g.FSWrite[0] == "/opt/x/**" }},
+		{"empty grants nothing", "", "", func(g Grant) bool { return !g.Users && g.FSRead == nil }},
+		{"unknown key", "fs_wrte: [/x]\n", "unknown field", nil},
+		{"relative glob", "fs_read: [etc/**]\n", "not an absolute", nil},
+		{"probe_exec is not a grant", "probe_exec: [/bin/true]\n", "plugin capability", nil},
+		{"not a map", "- /etc\n", "grant", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := ParseGrant([]byte(tt.src))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !tt.check(g) {
+				t.Fatalf("ParseGrant = %+v, %v", g, err)
+			}
+		})
+	}
 }

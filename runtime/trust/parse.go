@@ -1,0 +1,50 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ParseGrant decodes a grant document (YAML or JSON) strictly: unknown keys
+// are refused, and every path and executable must be an absolute glob. An
+// empty document grants nothing.
+func ParseGrant(src []byte) (Grant, error) {
+	var doc any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return Grant{}, fmt.Errorf("grant: %w", err)
+	}
+	if doc == nil {
+		return Grant{}, nil
+	}
+	return DecodeGrant(doc)
+}
+
+// DecodeGrant turns a decoded map (a manifest's grants property) into a
+// Grant, with the checks of ParseGrant.
+func DecodeGrant(v any) (Grant, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return Grant{}, fmt.Errorf("grant: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var g Grant
+	if err := dec.Decode(&g); err != nil {
+		return Grant{}, fmt.Errorf("grant: %w (keys: fs_read, fs_write, exec, net, users)", err)
+	}
+	if len(g.ProbeExec) > 0 {
+		return Grant{}, fmt.Errorf("grant: probe_exec is a plugin capability, not a grant")
+	}
+	for kind, globs := range map[string][]string{"fs_read": g.FSRead, "fs_write": g.FSWrite, "exec": g.Exec} {
+		for _, p := range globs {
+			if !path.IsAbs(p) {
+				return Grant{}, fmt.Errorf("grant: %s entry %q is not an absolute path glob", kind, p)
+			}
+		}
+	}
+	return g, nil
+}
