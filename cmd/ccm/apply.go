@@ -95,7 +95,10 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	fts, err := facts.WithOverrides(facts.Gather(), o.factsFile, o.factKV)
+	fts, warnings, err := facts.Load(ctx, facts.Options{FactsFile: o.factsFile, Facts: o.factKV})
+	for _, w := range warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
+	}
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

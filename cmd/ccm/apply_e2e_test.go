@@ -267,3 +267,39 @@ ccm:
 		t.Fatalf("second run not stable: exit %d, summary %+v", res.Code, second.Summary)
 	}
 }
+
+func TestApplyDataAnnotations(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "m.yaml", `
+data:
+  # @require
+  listen:
+  # @validate isInt(value) && int(value) > 1024
+  port: 80
+  # @frobnicate
+  other: x
+ccm:
+  resources:
+    - exec:
+        - touch @DIR@/ran: {}
+`)
+	res := ccmtest.Run(t, dir, nil, "apply", "m.yaml")
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want 2\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for _, want := range []string{"m.yaml:3: data.listen: @require failed", "m.yaml:5: data.port: @validate failed"} {
+		if !strings.Contains(res.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.Stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("a resource ran although the data was invalid")
+	}
+	res = ccmtest.Run(t, dir, nil, "apply", "m.yaml", "--data", "listen=0.0.0.0", "--data", "port=8080")
+	if res.Code != 0 {
+		t.Fatalf("--data should satisfy the annotations: exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(res.Stdout, "frobnicate") {
+		t.Errorf("an unknown directive should be warned about:\n%s", res.Stdout)
+	}
+}

@@ -26,5 +26,6 @@ touch the host only through host calls checked against a capability grant.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newApplyCommand())
+	root.AddCommand(newFactsCommand())
 	return root
 }

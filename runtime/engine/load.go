@@ -69,6 +69,15 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	if err != nil {
 		return nil, fmt.Errorf("%s: data: %w", s.file, err)
 	}
+	// Annotations (@require, @validate) hold against the final data, so an
+	// override, the apply's data or --data may satisfy them.
+	warnings, err := data.CheckAnnotations(s.file, doc.Annotations, resolved)
+	for _, w := range warnings {
+		e.report.Log(e.display(s.file), "warn", w)
+	}
+	if err != nil {
+		return nil, err
+	}
 	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: e.opts.Environ, Dir: s.dir})
 	p := &plan{file: s.file, failOnError: doc.FailOnError, x: x}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {

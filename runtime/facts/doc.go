@@ -1,11 +1,16 @@
-// Package facts gathers the system facts templates see as Facts, and lays
-// CLI overrides (--facts FILE, --fact k=v) over them.
+// Package facts builds the fact tree templates see as Facts: the built-in
+// families (host.info, network.interfaces, partition.partitions, cpu,
+// memory, user), custom facts from /etc/choria/ccm and the user's
+// $XDG_CONFIG_HOME/choria/ccm, and the CLI's --facts FILE and --fact k=v,
+// merged in that order (manifest.md §6). Load does all of it for a run.
 //
-// For now only host.info is gathered (hostname, os, platform,
-// platformFamily, platformVersion, kernelVersion, kernelArch), from
-// os.Hostname, /etc/os-release and uname, with gopsutil's names and values
-// so that switching to gopsutil later changes nothing for manifests.
-// Gathering never fails: a missing source gives empty strings.
+// Families come from gopsutil, copied into plain maps and []any lists
+// under gopsutil's JSON names (never structs, peer-notes 7), gathered in
+// parallel under a deadline: a family that fails or is too slow is left
+// out with a warning and never fails the run. host.info's platform fields
+// are read from os-release here instead (platform.go says why).
+//
+// Custom facts directories are only read, never created (peer-notes 28).
 //
 // It may import runtime/data (merging, file decoding). It must not import
 // the engine, host/ or plugins/.

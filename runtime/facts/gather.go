@@ -1,152 +1,97 @@
 package facts
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
-
-	"golang.org/x/sys/unix"
+	"context"
+	"fmt"
+	"sort"
+	"time"
 )
 
-// Gather returns the fact tree:
-//
-//	host.info.{hostname, os, platform, platformFamily, platformVersion,
-//	           kernelVersion, kernelArch}
-//	user.{name, uid, group, gid, home}   (ccm's addition; see user.go)
-//
-// It reads a few small files and makes one syscall, so it is fast (well
-// under 5 ms) and never fails the run: a missing source gives "".
+// DefaultTimeout bounds the gathering of all built-in families together. A
+// family that is not done by then (a hung NFS mount under statfs, a slow
+// NSS lookup) is left out with a warning rather than stalling every run.
+const DefaultTimeout = 2 * time.Second
+
+// family is one top-level key of the fact tree and the function that
+// gathers its value.
+type family struct {
+	name   string
+	gather func(context.Context) (map[string]any, error)
+}
+
+// builtinFamilies are gathered in parallel; their names are the top-level
+// keys `ccm facts` prints.
+func builtinFamilies() []family {
+	return []family{
+		{"host", hostFacts},
+		{"network", networkFacts},
+		{"partition", partitionFacts},
+		{"cpu", cpuFacts},
+		{"memory", memoryFacts},
+		{"user", func(context.Context) (map[string]any, error) { return userFacts(), nil }},
+	}
+}
+
+// Gather returns the built-in fact tree (host, network, partition, cpu,
+// memory, user) gathered within DefaultTimeout, dropping any warnings. It
+// has no custom facts or overrides: use Load for what a run sees.
 func Gather() map[string]any {
-	return gather("/")
+	m, _ := GatherSystem(context.Background(), DefaultTimeout)
+	return m
 }
 
-// gather reads os-release and friends under root, so tests can supply
-// their own files.
-func gather(root string) map[string]any {
-	hostname, _ := os.Hostname()
-	kernelVersion, kernelArch := uname()
-	rel := readOSRelease(root)
-	platform, family, version := platformInfo(root, rel)
-	return map[string]any{
-		"host": map[string]any{
-			"info": map[string]any{
-				"hostname":        hostname,
-				"os":              runtime.GOOS,
-				"platform":        platform,
-				"platformFamily":  family,
-				"platformVersion": version,
-				"kernelVersion":   kernelVersion,
-				"kernelArch":      kernelArch,
-			},
-		},
-		"user": userFacts(),
-	}
+// GatherSystem gathers the built-in families in parallel and returns what
+// finished within timeout, plus one warning per family left out (failed or
+// too slow). It never fails: a host where nothing can be read still gets a
+// (smaller) fact tree.
+func GatherSystem(ctx context.Context, timeout time.Duration) (map[string]any, []string) {
+	return gatherFamilies(ctx, timeout, builtinFamilies())
 }
 
-// uname returns the kernel release ("6.1.0-18-amd64") and machine
-// ("x86_64"), as gopsutil's KernelVersion and KernelArch.
-func uname() (release, machine string) {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "", ""
+func gatherFamilies(ctx context.Context, timeout time.Duration, fams []family) (map[string]any, []string) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		name string
+		val  map[string]any
+		err  error
 	}
-	return unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Machine[:])
-}
-
-// readOSRelease parses /etc/os-release (falling back to
-// /usr/lib/os-release, as os-release(5) says) into its KEY=value pairs.
-func readOSRelease(root string) map[string]string {
-	for _, p := range []string{"etc/os-release", "usr/lib/os-release"} {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err == nil {
-			return parseOSRelease(b)
-		}
+	// Buffered so a family finishing after the deadline does not block
+	// forever; its goroutine ends when its syscall returns.
+	results := make(chan result, len(fams))
+	for _, f := range fams {
+		go func() {
+			v, err := f.gather(ctx)
+			results <- result{f.name, v, err}
+		}()
 	}
-	return map[string]string{}
-}
-
-func parseOSRelease(b []byte) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		if uq, err := strconv.Unquote(v); err == nil {
-			v = uq
-		} else if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-			v = v[1 : len(v)-1]
-		}
-		out[k] = v
+	out := make(map[string]any, len(fams))
+	var warnings []string
+	pending := make(map[string]bool, len(fams))
+	for _, f := range fams {
+		pending[f.name] = true
 	}
-	return out
-}
-
-// platformInfo maps os-release to gopsutil's platform, family and version.
-func platformInfo(root string, rel map[string]string) (platform, family, version string) {
-	id := strings.ToLower(rel["ID"])
-	version = rel["VERSION_ID"]
-	platform = id
-	switch id {
-	case "rhel":
-		platform = "redhat"
-	case "ol":
-		platform = "oracle"
-	case "amzn":
-		platform = "amazon"
-	case "opensuse-leap", "opensuse-tumbleweed", "opensuse":
-		platform = "opensuse"
-	}
-	if platform == "debian" {
-		// Debian's os-release has only the major version; gopsutil
-		// reports the point release from /etc/debian_version.
-		if b, err := os.ReadFile(filepath.Join(root, "etc/debian_version")); err == nil {
-			if v := strings.TrimSpace(string(b)); v != "" {
-				version = v
+	for range fams {
+		select {
+		case r := <-results:
+			delete(pending, r.name)
+			if r.err != nil {
+				warnings = append(warnings, fmt.Sprintf("facts: %s family left out: %v", r.name, r.err))
+				continue
 			}
-		}
-	}
-	family = familyOf(platform)
-	if family == "" {
-		for _, like := range strings.Fields(strings.ToLower(rel["ID_LIKE"])) {
-			if family = familyOf(like); family != "" {
-				break
+			out[r.name] = r.val
+		case <-ctx.Done():
+			names := make([]string, 0, len(pending))
+			for n := range pending {
+				names = append(names, n)
 			}
+			sort.Strings(names)
+			for _, n := range names {
+				warnings = append(warnings, fmt.Sprintf("facts: %s family left out: not gathered within %v", n, timeout))
+			}
+			return out, warnings
 		}
 	}
-	return platform, family, version
-}
-
-func familyOf(platform string) string {
-	switch platform {
-	case "debian", "ubuntu", "linuxmint", "raspbian", "pop", "kali", "elementary", "neon":
-		return "debian"
-	case "fedora":
-		return "fedora"
-	case "redhat", "rhel", "centos", "rocky", "almalinux", "oracle", "ol", "amazon", "amzn",
-		"scientific", "cloudlinux", "xenserver", "ibm_powerkvm", "eurolinux", "virtuozzo":
-		return "rhel"
-	case "suse", "sles", "sled", "opensuse":
-		return "suse"
-	case "arch", "manjaro", "endeavouros":
-		return "arch"
-	case "alpine":
-		return "alpine"
-	case "gentoo":
-		return "gentoo"
-	case "slackware":
-		return "slackware"
-	case "exherbo":
-		return "exherbo"
-	}
-	return ""
+	sort.Strings(warnings)
+	return out, warnings
 }

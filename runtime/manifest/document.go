@@ -13,6 +13,9 @@ type Document struct {
 	Data      map[string]any // raw `data`; nil if absent
 	Hierarchy map[string]any // raw `hierarchy`, shape checked: order list of strings, merge first|deep
 	Overrides map[string]any // raw `overrides`: map of maps
+	// Annotations are the @require/@validate directives in comments above
+	// keys of `data` (manifest.md §5.1), in document order; none for JSON.
+	Annotations []Annotation
 
 	FailOnError             bool
 	PreMessage, PostMessage string
@@ -74,6 +77,7 @@ func (p *parser) top(root *yaml.Node, doc *Document) error {
 			if doc.Data, err = p.mapValue(kv.value); err != nil {
 				return atKey(p.file, err, "data", kv.keyN.Line)
 			}
+			doc.Annotations = rootAnnotations(root)
 		case "hierarchy":
 			if doc.Hierarchy, err = p.hierarchy(kv.value); err != nil {
 				return atKey(p.file, err, "hierarchy", kv.keyN.Line)
