@@ -87,23 +87,12 @@ func parseGrant(v any) (*trust.Grant, error) {
 // from s, inside the same session, and reports on ev.
 func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) {
 	spec := r.apply
-	child := scope{
-		file:            resolvePath(s.dir, r.name),
-		depth:           s.depth + 1,
-		noop:            s.noop || spec.noop,
-		healthCheckOnly: s.healthCheckOnly || spec.healthCheckOnly,
-		grants:          s.grants,
-		allowApply:      spec.allowApply,
-	}
-	child.dir = filepath.Dir(child.file)
-	if spec.grants != nil {
-		child.grants = s.grants.Narrow(*spec.grants)
-	}
+	ev.FinalEnsure = "present"
+	child, err := e.childScope(s, r)
 	ev.Noop = child.noop
 	ev.HealthCheckOnly = child.healthCheckOnly
-	ev.FinalEnsure = "present"
-	if child.depth > MaxDepth {
-		ev.Fail(fmt.Sprintf("maximum apply depth of %d exceeded: %s would run at level %d", MaxDepth, e.display(child.file), child.depth))
+	if err != nil {
+		ev.Fail(err.Error())
 		return
 	}
 	cp, err := e.load(ctx, child, spec.data)
@@ -124,4 +113,27 @@ func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev
 		return
 	}
 	ev.Changed = out.changed > 0
+}
+
+// childScope narrows s for the child of apply resource r: the child's own
+// directory, one level deeper, noop and health-check-only only ever added,
+// grants intersected. It fails past MaxDepth, before the child is read.
+func (e *Engine) childScope(s scope, r *resource) (scope, error) {
+	spec := r.apply
+	child := scope{
+		file:            resolvePath(s.dir, r.name),
+		depth:           s.depth + 1,
+		noop:            s.noop || spec.noop,
+		healthCheckOnly: s.healthCheckOnly || spec.healthCheckOnly,
+		grants:          s.grants,
+		allowApply:      spec.allowApply,
+	}
+	child.dir = filepath.Dir(child.file)
+	if spec.grants != nil {
+		child.grants = s.grants.Narrow(*spec.grants)
+	}
+	if child.depth > MaxDepth {
+		return child, fmt.Errorf("maximum apply depth of %d exceeded: %s would run at level %d", MaxDepth, e.display(child.file), child.depth)
+	}
+	return child, nil
 }

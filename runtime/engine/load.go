@@ -22,6 +22,7 @@ type plan struct {
 	file        string
 	failOnError bool
 	pre, post   string
+	data        map[string]any // resolved data, for --render
 	x           *template.Expander
 	resources   []*resource
 }
@@ -79,7 +80,7 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 		return nil, err
 	}
 	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: e.opts.Environ, Dir: s.dir})
-	p := &plan{file: s.file, failOnError: doc.FailOnError, x: x}
+	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
 	}
