@@ -20,6 +20,7 @@ import (
 // deferred fields) and validated, ready to run.
 type plan struct {
 	file        string
+	resFile     string // where resource lines count: the rendered resources_jet_file, else file
 	failOnError bool
 	pre, post   string
 	data        map[string]any // resolved data, for --render
@@ -49,7 +50,11 @@ func (p *plan) where(r *resource, format string, args ...any) error {
 	if name == "" {
 		name = r.src.Name
 	}
-	return fmt.Errorf("%s:%d: %s#%s: %s", p.file, r.src.Line, r.typ, name, fmt.Sprintf(format, args...))
+	file := p.file
+	if p.resFile != "" {
+		file = p.resFile
+	}
+	return fmt.Errorf("%s:%d: %s#%s: %s", file, r.src.Line, r.typ, name, fmt.Sprintf(format, args...))
 }
 
 // load reads, resolves and validates the manifest of scope s. passed is the
@@ -62,9 +67,6 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	doc, err := manifest.Parse(src, s.file)
 	if err != nil {
 		return nil, err
-	}
-	if doc.ResourcesJetFile != "" {
-		return nil, fmt.Errorf("%s: ccm.resources_jet_file is not supported yet; list resources under ccm.resources", s.file)
 	}
 	resolved, err := data.Resolve(doc.Data, doc.Hierarchy, doc.Overrides, e.opts.Facts, passed, e.opts.ExternalData)
 	if err != nil {
@@ -86,6 +88,13 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	}
 	if p.post, err = x.String(doc.PostMessage); err != nil {
 		return nil, fmt.Errorf("%s: post_message: %w", s.file, err)
+	}
+
+	if doc.ResourcesJetFile != "" {
+		if doc.Resources, err = jetResources(x, s, doc.ResourcesJetFile); err != nil {
+			return nil, err
+		}
+		p.resFile = resolvePath(s.dir, doc.ResourcesJetFile)
 	}
 
 	// Compile every plugin this manifest needs, in parallel, before
@@ -124,6 +133,21 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 		}
 	}
 	return p, nil
+}
+
+// jetResources renders ccm.resources_jet_file (relative to the manifest
+// directory, with the manifest's data) and parses its output as the
+// resource list; the resources are then expanded like inline ones.
+func jetResources(x *template.Expander, s scope, name string) ([]manifest.Resource, error) {
+	out, err := x.Jet(resolvePath(s.dir, name), "", "")
+	if err != nil {
+		return nil, fmt.Errorf("%s: ccm.resources_jet_file: %w", s.file, err)
+	}
+	rs, err := manifest.ParseResources([]byte(out), resolvePath(s.dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: ccm.resources_jet_file %s rendered an invalid resource list: %w", s.file, name, err)
+	}
+	return rs, nil
 }
 
 // resolve expands one resource's identity and non-deferred properties and

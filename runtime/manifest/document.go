@@ -20,7 +20,7 @@ type Document struct {
 	FailOnError             bool
 	PreMessage, PostMessage string
 	// ResourcesJetFile is relative to the manifest directory; the engine
-	// reports that Jet is not supported yet.
+	// renders it and parses the output with ParseResources.
 	ResourcesJetFile string
 	Resources        []Resource // declaration order, `defaults` applied
 }
@@ -52,6 +52,15 @@ func Parse(src []byte, file string) (*Document, error) {
 type parser struct {
 	file string
 	d    *decoder
+	list string // subject of the resource list in errors; "" is ccm.resources
+}
+
+// listName names the resource list being parsed in error messages.
+func (p *parser) listName() string {
+	if p.list == "" {
+		return "ccm.resources"
+	}
+	return p.list
 }
 
 func (p *parser) top(root *yaml.Node, doc *Document) error {

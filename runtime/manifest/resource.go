@@ -37,14 +37,14 @@ func (p *parser) resources(n *yaml.Node) ([]Resource, error) {
 	line := n.Line
 	n, err := p.d.resolve(n)
 	if err != nil {
-		return nil, atKey(p.file, err, "ccm.resources", line)
+		return nil, atKey(p.file, err, p.listName(), line)
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, &Error{File: p.file, Line: n.Line, Subject: "ccm.resources", Err: fmt.Errorf("%w: must be a list of one-key maps such as - file: [...]", ErrInvalid)}
+		return nil, &Error{File: p.file, Line: n.Line, Subject: p.listName(), Err: fmt.Errorf("%w: must be a list of one-key maps such as - file: [...]", ErrInvalid)}
 	}
 	var out []Resource
 	for i, item := range n.Content {
-		subject := "ccm.resources" + index(i)
+		subject := p.listName() + index(i)
 		item, err := p.d.resolve(item)
 		if err != nil {
 			return nil, atKey(p.file, err, subject, n.Line)

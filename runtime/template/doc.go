@@ -21,8 +21,21 @@
 // at run time), so every Expander shares them. Strings without "{{" or
 // "${" are returned as they are without allocating.
 //
-// Jet (`jet()`, `.jet` files), kvGet and registrations are not supported
-// yet and fail with an error saying so.
+// Jet: jet(s) / jet(s, left, right) and template("x.jet") render Jet
+// (github.com/CloudyKit/jet/v6) with delimiters [[ ]] by default, so the
+// output may itself hold {{ }} templates. s ending in ".jet" names a file
+// read relative to Env.Dir; its includes resolve relative to that file.
+// Jet sees Facts/facts, Data/data, Environ/environ (plain maps; a missing
+// key renders "") and lookup, readFile/file, template, kvGet,
+// registrations. Output is not HTML-escaped (Jet's default would corrupt
+// YAML). Errors are one line, "jet FILE:LINE: msg" for parse and runtime
+// errors ("inline.jet" for text); an error raised by a function names the
+// file only (Jet does not report the line) and keeps its sentinel
+// (ErrNotFound). jet() and template() share the nesting bound of 10.
+// Expander.Jet is also what the engine uses for ccm.resources_jet_file.
+//
+// kvGet and registrations (NATS) are not supported yet and fail with an
+// error saying so.
 //
 // It must not import other runtime packages, host/ or plugins/: it sees
 // facts and data only as plain values handed to New.

@@ -10,7 +10,7 @@ import (
 var (
 	// ErrNotFound means lookup found nothing at the path and had no default.
 	ErrNotFound = errors.New("not found")
-	// ErrNotSupported means a CCM template feature this build lacks (Jet, NATS).
+	// ErrNotSupported means a CCM template feature this build lacks (NATS).
 	ErrNotSupported = errors.New("not supported yet")
 	// ErrNotBool means a control expression did not give a boolean.
 	ErrNotBool = errors.New("not a boolean")

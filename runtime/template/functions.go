@@ -50,9 +50,7 @@ func (x *Expander) newEnv(depth int) *exprEnv {
 		ReadFile: x.readFileFn,
 		File:     x.readFileFn,
 		Template: func(args ...any) (any, error) { return x.templateFn(depth, args) },
-		Jet: func(...any) (any, error) {
-			return nil, fmt.Errorf("jet: Jet templates are %w; use {{ }} templates or template(\"file.templ\")", ErrNotSupported)
-		},
+		Jet:      func(args ...any) (any, error) { return x.jetFn(depth, args) },
 		KVGet: func(...any) (any, error) {
 			return nil, fmt.Errorf("kvGet: NATS key-value lookups are %w", ErrNotSupported)
 		},
@@ -172,7 +170,7 @@ func (x *Expander) templateFn(depth int, args []any) (any, error) {
 	}
 	switch {
 	case strings.HasSuffix(s, ".jet"):
-		return nil, fmt.Errorf("template %q: Jet templates are %w", s, ErrNotSupported)
+		return x.jet(s, "", "", depth)
 	case strings.HasSuffix(s, ".templ"):
 		b, err := os.ReadFile(x.resolve(s))
 		if err != nil {
