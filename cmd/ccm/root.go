@@ -27,5 +27,6 @@ touch the host only through host calls checked against a capability grant.`,
 	}
 	root.AddCommand(newApplyCommand())
 	root.AddCommand(newFactsCommand())
+	root.AddCommand(newHieraCommand())
 	return root
 }
