@@ -20,6 +20,7 @@ import (
 type applyOptions struct {
 	noop, monitorOnly bool
 	jsonOut           bool
+	render            bool
 	detailed          bool
 	report, noReport  bool
 	readEnv, noEnv    bool
@@ -28,6 +29,7 @@ type applyOptions struct {
 	factKV            []string
 	factsFile         string
 	grantsFile        string
+	hiera             string
 }
 
 func newApplyCommand() *cobra.Command {
@@ -54,8 +56,14 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
   # pass data (wins over the manifest's own data at every level)
   ccm apply site.yaml --data port=8080 --data extra.yaml
 
+  # external Hiera data, resolved against this host's facts (--data still wins)
+  ccm apply site.yaml --hiera https://config.example.com/hiera.yaml
+
   # confine the whole run: only these paths and programs
   ccm apply site.yaml --grants grants.yaml
+
+  # show what would be applied: data, defaults and templates resolved, children included
+  ccm apply site.yaml --render
 
   # machine-readable result
   ccm apply site.yaml --json | jq .summary`,
@@ -74,9 +82,11 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.BoolVar(&o.monitorOnly, "monitor-only", false, "run health checks only, apply nothing")
 	f.StringArrayVar(&o.data, "data", nil, "data `KEY=VALUE` or a YAML/JSON FILE, merged over every manifest's data (repeatable)")
 	f.StringArrayVar(&o.data, "data-file", nil, "alias of --data FILE")
+	f.StringVar(&o.hiera, "hiera", os.Getenv("CCM_HIERA_DATA"), "Hiera `SRC` (path, file:// or http(s):// URL) resolved against the facts and merged over every manifest's data, under --data (default $CCM_HIERA_DATA)")
 	f.StringArrayVar(&o.factKV, "fact", nil, "extra fact `KEY=VALUE` (dotted keys nest; repeatable; wins over --facts)")
 	f.StringVar(&o.factsFile, "facts", "", "YAML/JSON `FILE` of extra facts")
 	f.StringVar(&o.grantsFile, "grants", "", "YAML/JSON `FILE` with the root scope's grant (fs_read, fs_write, exec, net, users); default: everything")
+	f.BoolVar(&o.render, "render", false, "print the resolved manifest tree as YAML (children included) and exit without applying")
 	f.BoolVar(&o.jsonOut, "json", false, "print events and summary as one JSON document instead of log lines")
 	f.BoolVar(&o.detailed, "detailed-exitcodes", false, "exit 0 no changes, 2 changes, 4 failures, 6 changes and failures")
 	f.BoolVar(&o.report, "report", true, "print the run summary")
@@ -111,6 +121,23 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	external, err := data.ParseAssignments(o.data)
 	if err != nil {
 		return &exitError{exitUsage, err}
+	}
+	if o.hiera != "" {
+		// Precedence at every level: child's own < apply data < --hiera <
+		// --data, so --data is a layer over the resolved Hiera data and
+		// may satisfy its @require.
+		src, err := data.LoadSource(ctx, o.hiera)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("--hiera: %w", err)}
+		}
+		resolved, warnings, err := data.ResolveDocument(src, o.hiera, fts, external)
+		for _, w := range warnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
+		}
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("--hiera: %w", err)}
+		}
+		external = resolved
 	}
 	var grants trust.Chain
 	if o.grantsFile != "" {
@@ -149,6 +176,13 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		Grants:          grants,
 		Reporter:        reporter,
 	})
+	if o.render {
+		docs, err := eng.Render(ctx, path)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		return writeRendered(out, docs)
+	}
 	res, err := eng.Run(ctx, path)
 	if err != nil {
 		return &exitError{exitUsage, err}
