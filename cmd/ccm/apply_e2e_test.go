@@ -303,3 +303,34 @@ ccm:
 		t.Errorf("an unknown directive should be warned about:\n%s", res.Stdout)
 	}
 }
+
+// TestApplyDataPrecedenceInChildren: at every level of an apply tree the
+// child's own data < the apply resource's data < --hiera < --data.
+func TestApplyDataPrecedenceInChildren(t *testing.T) {
+	dir := t.TempDir()
+	writeManifest(t, dir, "m.yaml", `
+data: {parent_only: leaked}
+ccm:
+  resources:
+    - apply:
+        - child.yaml:
+            data: {a: passed, b: passed, c: passed}
+`)
+	writeManifest(t, dir, "child.yaml", `
+data: {a: own, b: own, c: own, d: own}
+ccm:
+  resources:
+    - exec:
+        - record:
+            command: "touch @DIR@/{{ Data.a }}-{{ Data.b }}-{{ Data.c }}-{{ Data.d }}-{{ lookup('data.parent_only', 'hidden') }}"
+`)
+	writeManifest(t, dir, "hiera.yaml", "data: {b: hiera, c: hiera}\n")
+	res := ccmtest.Run(t, dir, nil, "apply", "m.yaml", "--hiera", "hiera.yaml", "--data", "c=cli")
+	if res.Code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "passed-hiera-cli-own-hidden")); err != nil {
+		entries, _ := os.ReadDir(dir)
+		t.Fatalf("wrong precedence; files: %v", entries)
+	}
+}
