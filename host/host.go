@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 
 	extism "github.com/extism/go-sdk"
@@ -125,7 +128,21 @@ func (h *Host) module(typ string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	return nil, fmt.Errorf("resource type %q: %w: no plugin provides it", typ, hostapi.ErrUnknownType)
+	return nil, fmt.Errorf("resource type %q: %w: no plugin provides it (plugin types here: %s)", typ, hostapi.ErrUnknownType, strings.Join(h.types(), ", "))
+}
+
+// types lists the type names the sources provide, sorted, for messages.
+func (h *Host) types() []string {
+	var out []string
+	for _, s := range h.sources {
+		for _, t := range s.types() {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Close releases every instance and compiled module, then the cache. Calls
@@ -156,9 +173,12 @@ func (h *Host) Close(ctx context.Context) error {
 // source provides plugin modules by type name; fs.ErrNotExist = not here.
 type source interface {
 	module(typ string) ([]byte, error)
+	types() []string
 }
 
 type mapSource map[string][]byte
+
+func (m mapSource) types() []string { return slices.Collect(maps.Keys(m)) }
 
 func (m mapSource) module(typ string) ([]byte, error) {
 	if b, ok := m[typ]; ok {
@@ -168,6 +188,14 @@ func (m mapSource) module(typ string) ([]byte, error) {
 }
 
 type fsSource struct{ fsys fs.FS }
+
+func (s fsSource) types() []string {
+	names, _ := fs.Glob(s.fsys, "*.wasm")
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".wasm")
+	}
+	return names
+}
 
 func (s fsSource) module(typ string) ([]byte, error) {
 	return fs.ReadFile(s.fsys, typ+".wasm")

@@ -188,7 +188,7 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 	info, err := e.opts.Plugins.Info(ctx, r.typ)
 	if err != nil {
 		if errors.Is(err, hostapi.ErrUnknownType) {
-			return nil, p.where(r, "unknown resource type %q; built-in types are file and exec, others come from plugins", r.typ)
+			return nil, p.where(r, "%v; apply is built into the engine", err)
 		}
 		return nil, p.where(r, "loading its plugin: %v", err)
 	}
