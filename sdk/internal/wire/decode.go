@@ -439,15 +439,8 @@ func (d *decoder) bool(v *bool) error {
 // int decodes an integer that must fit bits (encoding/json refuses 1.0 or
 // 1e3 for an int).
 func (d *decoder) int(v *int64, bits int, typ string) error {
-	c := d.peek()
-	if c == 'n' {
-		return d.literal("null")
-	}
-	if c != '-' && !isDigit(c) {
-		return d.mismatch(typ)
-	}
-	s, err := d.number()
-	if err != nil {
+	s, null, err := d.integer(typ)
+	if null || err != nil {
 		return err
 	}
 	n, err := strconv.ParseInt(s, 10, bits)
@@ -459,15 +452,8 @@ func (d *decoder) int(v *int64, bits int, typ string) error {
 }
 
 func (d *decoder) uint(v *uint64, bits int, typ string) error {
-	c := d.peek()
-	if c == 'n' {
-		return d.literal("null")
-	}
-	if c != '-' && !isDigit(c) {
-		return d.mismatch(typ)
-	}
-	s, err := d.number()
-	if err != nil {
+	s, null, err := d.integer(typ)
+	if null || err != nil {
 		return err
 	}
 	n, err := strconv.ParseUint(s, 10, bits)
@@ -581,4 +567,18 @@ func (d *decoder) anyMap(v *map[string]any) error {
 		m[key] = x
 		return err
 	})
+}
+
+// integer reads the token of an integer field: null (which leaves the field
+// alone), or a number's text for the caller to range-check as typ.
+func (d *decoder) integer(typ string) (s string, null bool, err error) {
+	c := d.peek()
+	if c == 'n' {
+		return "", true, d.literal("null")
+	}
+	if c != '-' && !isDigit(c) {
+		return "", false, d.mismatch(typ)
+	}
+	s, err = d.number()
+	return s, false, err
 }
