@@ -11,6 +11,11 @@ import (
 // quotes, shell metacharacters or '/'.
 var safeWord = regexp.MustCompile(`^[A-Za-z0-9._+:~-]+$`)
 
+// versionWord is an exact version: an optional epoch, then a digit (dpkg
+// and rpm versions start with one), so a typo such as "ensure: presnet" is
+// an error, not an install of version "presnet".
+var versionWord = regexp.MustCompile(`^([0-9]+:)?[0-9][A-Za-z0-9._+:~-]*$`)
+
 // spec is one package resource, read from its properties.
 type spec struct {
 	name     string
@@ -46,8 +51,8 @@ func parse(name string, p map[string]any, provider string) (spec, []string) {
 	} else if !r.Has("ensure") {
 		r.Errorf("ensure is required for package resources: present, absent, latest or a version")
 	}
-	if s.ensure != "" && !safeWord.MatchString(s.ensure) {
-		r.Errorf("ensure %q is not present, absent, latest or a version (letters, digits and . _ + : ~ -)", s.ensure)
+	if s.ensure != "" && s.wantsVersion() && !versionWord.MatchString(s.ensure) {
+		r.Errorf("ensure %q is not present, absent, latest or a version (a version starts with a digit, e.g. 2.10-3 or 1:2.4.1-1)", s.ensure)
 	}
 	switch provider {
 	case "", providerApt, providerDnf:

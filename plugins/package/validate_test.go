@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -28,6 +29,8 @@ func TestValidate(t *testing.T) {
 		{"missing ensure", map[string]any{"name": "x"}, "", "ensure is required"},
 		{"version with quote", map[string]any{"name": "x", "ensure": "1.0'"}, "", `ensure "1.0'" is not present, absent, latest or a version`},
 		{"version with space", map[string]any{"name": "x", "ensure": "1.0 2"}, "", "is not present, absent, latest or a version"},
+		{"misspelt ensure is not a version", map[string]any{"name": "x", "ensure": "presnet"}, "", `ensure "presnet" is not present, absent, latest or a version (a version starts with a digit`},
+		{"version with option-like epoch", map[string]any{"name": "x", "ensure": "-1"}, "", "is not present, absent, latest or a version"},
 		{"ensure not text", map[string]any{"name": "x", "ensure": []any{"a"}}, "", `property "ensure" must be a string`},
 		{"unknown provider", map[string]any{"name": "x", "ensure": "present"}, "yum", `provider "yum" is not available for package`},
 		{"unknown property", map[string]any{"name": "x", "ensure": "present", "version": "1"}, "", `unknown property "version"`},
@@ -38,6 +41,10 @@ func TestValidate(t *testing.T) {
 			joined := strings.Join(errs, "\n")
 			if tc.want == "" && len(errs) > 0 || tc.want != "" && !strings.Contains(joined, tc.want) {
 				t.Fatalf("errors %q, want %q", errs, tc.want)
+			}
+			// The engine rejects a non-string ensure before any validation.
+			if _, isString := tc.props["ensure"].(string); tc.want == "" && isString {
+				schematest.Accepts(t, (&packageType{}).Info(), tc.props)
 			}
 		})
 	}

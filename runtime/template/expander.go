@@ -185,9 +185,29 @@ func (x *Expander) value(s string, depth int) (any, error) {
 		return nil, err
 	}
 	if t.isOne {
-		return x.eval(t.single, depth)
+		v, err := x.eval(t.single, depth)
+		if str, ok := v.(string); ok && err == nil && len(t.segs) > 1 {
+			// A string result keeps the whitespace written around the
+			// expression: content: "{{ Data.motd }}\n" ends with a newline.
+			// Other types are native values, whitespace or not.
+			return surround(t.segs, str), nil
+		}
+		return v, err
 	}
 	return x.join(t.segs, depth)
+}
+
+// surround renders segs with v in place of their one expression.
+func surround(segs []segment, v string) string {
+	var b strings.Builder
+	for _, sg := range segs {
+		if sg.isExpr {
+			b.WriteString(v)
+		} else {
+			b.WriteString(sg.text)
+		}
+	}
+	return b.String()
 }
 
 // text expands s into text.

@@ -56,6 +56,7 @@ func TestExpandStrings(t *testing.T) {
 		{name: "single expression keeps int", in: "${ Data.port }", want: 8080},
 		{name: "braces form keeps int", in: "{{ Data.port }}", want: 8080},
 		{name: "surrounding whitespace still native", in: "  {{ Data.port }} \n", want: 8080},
+		{name: "a string keeps its surrounding whitespace", in: "{{ Data.name }}\n", want: "httpd\n"},
 		{name: "single expression keeps list", in: "{{ Data.list }}", want: []any{"a", 1}},
 		{name: "single expression keeps bool", in: "${ Data.on }", want: true},
 		{name: "single expression nil", in: "{{ Data.nothing }}", want: nil},
