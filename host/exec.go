@@ -63,7 +63,10 @@ func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.E
 		start := time.Now()
 		defer func() { st.deadline.extend(time.Since(start) - timeout) }()
 	}
-	return runCommand(ctx, exe, argv, req.Env, cwd, req.Stdin, timeout, maxOut)
+	// Test builds only (testhooks_on.go): run a fake in place of the
+	// approved program; the check above saw the real path.
+	exe, extraEnv := testExecRedirect(exe)
+	return runCommand(ctx, exe, argv, append(req.Env[:len(req.Env):len(req.Env)], extraEnv...), cwd, req.Stdin, timeout, maxOut)
 }
 
 // execTarget returns the argv to run and the absolute executable the grant
@@ -118,6 +121,9 @@ func lookPath(name, path string) (string, *abi.CallError) {
 			continue
 		}
 		cand := filepath.Join(dir, name)
+		if testRedirected(cand) {
+			return cand, nil
+		}
 		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return cand, nil
 		}

@@ -67,6 +67,13 @@ func (p *printer) Event(e *session.Event, depth int) {
 	for _, u := range e.UnmetRequirements {
 		kv("unmet", u)
 	}
+	// Health checks (a ccm addition): name=status per check, so a WARNING,
+	// which does not fail the resource, still shows.
+	var checks []string
+	for _, h := range e.HealthCheck {
+		checks = append(checks, h.Name+"="+h.Status)
+	}
+	kv("checks", strings.Join(checks, ","))
 	if depth > 0 || e.Type == "apply" {
 		kv("manifest", e.Manifest)
 	}

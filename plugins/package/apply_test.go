@@ -27,7 +27,7 @@ func ok(argv string) step {
 	return step{argv: argv, out: abi.ExecResponse{Stdout: "Reading package lists...\n"}}
 }
 
-const aptInst = "/usr/bin/apt-get install -y -q -o DPkg::Options::=--force-confold "
+const aptInst = "/usr/bin/apt-get install -y -q -o DPkg::Options::=--force-confold -o DPkg::Lock::Timeout=300 "
 
 const rpmQ = "/usr/bin/rpm -q %s --queryformat " + rpmFormat
 
@@ -90,7 +90,7 @@ func rows() []row {
 		{
 			name: "apt absent installed uninstalls", provider: "apt", ensure: "absent",
 			queries: []step{dpkg("coreutils", inst91)},
-			actions: []step{ok("/usr/bin/apt-get -q -y remove coreutils"), dpkg("coreutils", confOnl)},
+			actions: []step{ok("/usr/bin/apt-get -q -y -o DPkg::Lock::Timeout=300 remove coreutils"), dpkg("coreutils", confOnl)},
 			noop:    "Would have uninstalled", final: "absent",
 		},
 		{name: "apt absent absent", provider: "apt", ensure: "absent", queries: []step{dpkgUnknown("coreutils")}, final: "absent"},
@@ -137,7 +137,7 @@ func rows() []row {
 		{
 			name: "apt remove that leaves it installed fails", provider: "apt", ensure: "absent",
 			queries: []step{dpkg("coreutils", inst91)},
-			actions: []step{ok("/usr/bin/apt-get -q -y remove coreutils"), dpkg("coreutils", inst91)},
+			actions: []step{ok("/usr/bin/apt-get -q -y -o DPkg::Lock::Timeout=300 remove coreutils"), dpkg("coreutils", inst91)},
 			noop:    "Would have uninstalled", final: "9.1-1",
 			err: "failed to reach desired state: coreutils is still installed at 9.1-1",
 		},

@@ -97,12 +97,17 @@ func (a apt) downgrade(h sdk.Host, pkg, version string) error { return a.install
 
 // remove keeps configuration files (remove, not purge), as CCM does.
 func (apt) remove(h sdk.Host, pkg string) error {
-	return run(h, change(aptGet, "-q", "-y", "remove", pkg))
+	return run(h, change(aptGet, "-q", "-y", "-o", dpkgLockWait, "remove", pkg))
 }
 
+// dpkgLockWait makes apt-get wait for dpkg's own lock (held by another apt,
+// unattended-upgrades, or a ccm run that does not share our run lock)
+// instead of failing at once; apt before 1.9.11 ignores it.
+const dpkgLockWait = "DPkg::Lock::Timeout=300"
+
 // aptInstall keeps locally changed configuration files (--force-confold)
-// instead of prompting.
+// instead of prompting, and waits for dpkg's lock.
 func aptInstall(args ...string) abi.ExecRequest {
-	argv := append([]string{aptGet, "install", "-y", "-q", "-o", "DPkg::Options::=--force-confold"}, args...)
+	argv := append([]string{aptGet, "install", "-y", "-q", "-o", "DPkg::Options::=--force-confold", "-o", dpkgLockWait}, args...)
 	return change(argv...)
 }

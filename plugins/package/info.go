@@ -60,19 +60,24 @@ var probePrefixes = []string{
 	dnfBin + " repoquery",
 }
 
-const schema = `{"type":"object","required":["name","ensure"],"properties":{` +
-	`"name":{"type":"string","pattern":"^[A-Za-z0-9._+:~][A-Za-z0-9._+:~-]*$"},` +
+// schema is checked by the host before ccm_validate, so it must accept
+// every manifest Validate accepts (schematest checks that).
+const schema = `{"type":"object","required":["name","ensure"],"additionalProperties":false,"properties":{` +
+	`"name":{"type":"string","pattern":"^[A-Za-z0-9._+:~][A-Za-z0-9._+:~-]*$","description":"the package name"},` +
 	`"ensure":{"type":"string","description":"present, absent, latest or an exact version",` +
 	`"pattern":"^[A-Za-z0-9._+:~-]+$"}}}`
 
 // Info describes the package type.
 func (*packageType) Info() abi.PluginInfo {
 	return abi.PluginInfo{
-		ABI:              abi.Version,
-		Type:             typeName,
-		Version:          version,
-		Providers:        []string{providerApt, providerDnf},
-		Ensure:           []string{ensurePresent, ensureAbsent, ensureLatest},
+		ABI:       abi.Version,
+		Type:      typeName,
+		Version:   version,
+		Providers: []string{providerApt, providerDnf},
+		Ensure:    []string{ensurePresent, ensureAbsent, ensureLatest},
+		// Concurrent ccm runs take turns at the package manager (apt also
+		// waits for dpkg's own lock, see apt.go).
+		Lock:             "package",
 		PropertiesSchema: json.RawMessage(schema),
 		Capabilities: abi.Capabilities{
 			Exec:      withTwins([]string{aptGet, aptCache, dpkgQuery, dnfBin, rpmBin}),

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -60,6 +61,7 @@ func TestValidateAccepts(t *testing.T) {
 			if errs := s.Validate(abi.ValidateRequest{Properties: tc.props, Provider: tc.provider}); len(errs) > 0 {
 				t.Fatalf("unexpected errors: %q", errs)
 			}
+			schematest.Accepts(t, s.Info(), tc.props)
 		})
 	}
 }

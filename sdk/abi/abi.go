@@ -55,6 +55,12 @@ type PluginInfo struct {
 	// leave it off when one may run long (exec), so each resource is reported
 	// as soon as it is done.
 	Batch bool `json:"batch,omitempty"`
+	// Lock names a run lock the host holds around each ccm_apply of this
+	// plugin in apply mode (never noop, health checks or status): an
+	// exclusive flock on a file named after it, so concurrent ccm runs do not
+	// interleave their changes ("package" for dpkg/rpm, "service" for
+	// systemd). 1 to 64 of a-z, 0-9, '.', '_', '-'. Empty: no lock.
+	Lock string `json:"lock,omitempty"`
 	// Deferred lists property names whose templates are expanded just before
 	// the resource runs (after control), not when the manifest loads.
 	Deferred         []string        `json:"deferred,omitempty"`

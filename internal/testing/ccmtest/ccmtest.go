@@ -23,8 +23,13 @@ var (
 	cacheDir  string
 )
 
-// Binary builds ./cmd/ccm once (into a directory removed by Cleanup) and
-// returns its path.
+// BuildTags are the tags of the test binary: ccm_testhooks compiles in the
+// host's test-only exec redirect (host/testhooks_on.go), which tests use
+// to run testdata/fakes/systemctl in place of /usr/bin/systemctl.
+const BuildTags = "ccm_testhooks"
+
+// Binary builds ./cmd/ccm with BuildTags once (into a directory removed by
+// Cleanup) and returns its path.
 func Binary(tb testing.TB) string {
 	tb.Helper()
 	buildOnce.Do(func() {
@@ -34,7 +39,7 @@ func Binary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "ccm")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/ccm")
+		cmd := exec.Command("go", "build", "-tags", BuildTags, "-o", binPath, "./cmd/ccm")
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/ccm: %v\n%s", err, out)
@@ -63,7 +68,8 @@ type Result struct {
 }
 
 // Run runs ccm with args in dir, with a clean environment plus env
-// ("K=V"), and returns its output and exit status.
+// ("K=V", which wins over the defaults), and returns its output and exit
+// status.
 func Run(tb testing.TB, dir string, env []string, args ...string) Result {
 	tb.Helper()
 	cmd := exec.Command(Binary(tb), args...)
@@ -72,6 +78,7 @@ func Run(tb testing.TB, dir string, env []string, args ...string) Result {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"CCM_CACHE_DIR=" + cacheDir,
+		"CCM_PLUGIN_PATH=", // no operator plugins unless a test sets its own
 		"NO_COLOR=1",
 	}, env...)
 	var stdout, stderr bytes.Buffer
@@ -86,6 +93,53 @@ func Run(tb testing.TB, dir string, env []string, args ...string) Result {
 		tb.Fatalf("running ccm %s: %v", strings.Join(args, " "), err)
 	}
 	return res
+}
+
+// Fake is the absolute path of testdata/fakes/NAME.
+func Fake(name string) string {
+	return filepath.Join(repoRoot(), "testdata", "fakes", name)
+}
+
+// FakeSystemctl prepares testdata/fakes/systemctl for one test: a state
+// directory with the given units (name to "ACTIVE ENABLED", e.g.
+// "inactive disabled") and the environment that makes the binary run the
+// fake in place of /usr/bin/systemctl. Calls are logged in
+// state/calls.log, one argv per line (see Calls).
+func FakeSystemctl(tb testing.TB, units map[string]string) (state string, env []string) {
+	tb.Helper()
+	state = tb.TempDir()
+	for unit, st := range units {
+		active, enabled, ok := strings.Cut(st, " ")
+		if !ok {
+			tb.Fatalf("FakeSystemctl: unit %s state %q is not \"ACTIVE ENABLED\"", unit, st)
+		}
+		writeState(tb, filepath.Join(state, unit+".active"), active)
+		writeState(tb, filepath.Join(state, unit+".enabled"), enabled)
+	}
+	return state, []string{
+		"CCM_TEST_EXEC_REDIRECT=/usr/bin/systemctl=" + Fake("systemctl") + ",/bin/systemctl=" + Fake("systemctl"),
+		"FAKE_SYSTEMCTL_STATE=" + state,
+	}
+}
+
+// Calls is the fake systemctl's call log: one "verb args..." per call.
+func Calls(tb testing.TB, state string) []string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(state, "calls.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
+
+func writeState(tb testing.TB, path, v string) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(v+"\n"), 0o644); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // repoRoot is the module root, found from this file's location.

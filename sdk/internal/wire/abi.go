@@ -149,6 +149,7 @@ func (e *encoder) pluginInfo(v abi.PluginInfo) {
 	o.strOmit("default_ensure", v.DefaultEnsure)
 	o.bool("refresh", v.Refresh)
 	o.boolOmit("batch", v.Batch)
+	o.strOmit("lock", v.Lock)
 	o.strsOmit("deferred", v.Deferred)
 	o.rawOmit("properties_schema", v.PropertiesSchema)
 	c := v.Capabilities

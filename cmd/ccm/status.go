@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// statusUnsupported are the types whose plugin has no current state to
+// show, with what to do instead (cli.md §5).
+var statusUnsupported = map[string]string{
+	"exec":     "a command has no state to read; `ccm apply --noop` shows whether it would run",
+	"apply":    "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
+	"archive":  "use `ccm status file PATH` on the archive or on its creates path",
+	"scaffold": "use `ccm status file PATH` on the files it renders",
+}
+
+func newStatusCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "status TYPE NAME",
+		Aliases: []string{"info"},
+		Short:   "Print a resource's current state without changing anything",
+		Long: `Status asks the plugin of TYPE for the current state of NAME and prints its
+metadata as YAML (JSON with --json). Nothing is changed: the plugin runs with
+a read-only caller, so the host refuses every write and runs only the
+plugin's probe commands.
+
+TYPE is file, package, service or an operator plugin's type; a relative file
+NAME is taken from the current directory. exec, apply, archive and scaffold
+have no state to show.`,
+		Example: `  ccm status file /etc/motd
+  ccm status package openssh-server --json
+  ccm info service sshd`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStatus(cmd, args[0], args[1], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of YAML")
+	return cmd
+}
+
+func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
+	if why, ok := statusUnsupported[typ]; ok {
+		return &exitError{exitUsage, fmt.Errorf("status is not supported for %s: %s", typ, why)}
+	}
+	if name == "" {
+		return &exitError{exitUsage, errors.New("NAME is empty; give the resource's name, such as /etc/motd or sshd")}
+	}
+	if typ == "file" && !filepath.IsAbs(name) {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("file %s: %w", name, err)}
+		}
+		name = abs
+	}
+	ref := typ + "#" + name
+
+	h, err := newPluginHost()
+	if err != nil {
+		return &exitError{exitFailed, err}
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	if _, err := h.Info(ctx, typ); err != nil {
+		code := exitFailed
+		if errors.Is(err, hostapi.ErrUnknownType) {
+			code = exitUsage
+		}
+		return &exitError{code, err}
+	}
+	wd, _ := os.Getwd()
+	caller := trust.Caller{
+		Resource: ref,
+		Grants:   trust.Chain{trust.All()},
+		Mode:     trust.ModeStatus,
+		Log: func(level, message string) {
+			if level != "debug" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%-5s %s: %s\n", strings.ToUpper(level), ref, strings.TrimRight(message, "\n"))
+			}
+		},
+	}
+	resp, err := h.Status(ctx, caller, abi.Request{Type: typ, Name: name, Properties: map[string]any{"name": name}, WorkingDir: wd})
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("%s: %w", ref, err)}
+	}
+	if resp.Error != "" {
+		return &exitError{exitFailed, fmt.Errorf("%s: %s", ref, resp.Error)}
+	}
+	// CCM prints the state's metadata; ccm adds the observed ensure
+	// (present, absent, running, a version...) when the metadata lacks it.
+	// A plugin without metadata shows its whole state document.
+	var v any = resp.State
+	if meta, ok := resp.State["metadata"].(map[string]any); ok {
+		if _, has := meta["ensure"]; !has && resp.FinalEnsure != "" {
+			meta["ensure"] = resp.FinalEnsure
+		}
+		v = meta
+	}
+	// Through JSON once more so integers (size, mtime) stay integers in YAML.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return &exitError{exitFailed, fmt.Errorf("%s: encode the state: %w", ref, err)}
+	}
+	if v, err = decodeJSON(string(b)); err != nil {
+		return &exitError{exitFailed, fmt.Errorf("%s: decode the state: %w", ref, err)}
+	}
+	return printValue(cmd.OutOrStdout(), v, !asJSON)
+}

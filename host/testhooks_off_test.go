@@ -1,0 +1,5 @@
+//go:build !ccm_testhooks
+
+package host
+
+const testHooksBuilt = false
