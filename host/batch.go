@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"time"
 
@@ -40,7 +41,7 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	p, err := h.plugin(reqs[0].Type)
+	p, err := h.plugin(pluginID(callers[0], reqs[0].Type))
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,11 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	caller.Properties = nil // only read-only modes look at them (probe rule)
 	caps := info.Capabilities
 	limits := h.limits
+	for _, c := range callers {
+		limits = limits.lowered(c.Limits) // one scope's in practice; the lowest if not
+	}
 	limits.CallTimeout = batchTimeout(limits.CallTimeout, len(reqs))
+	limits.HostCalls = batchHostCalls(limits.HostCalls, len(reqs))
 	st := &callState{
 		export:    abi.ExportApplyBatch,
 		typ:       p.typ,
@@ -70,6 +75,11 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 		limits:    limits,
 		names:     &h.names,
 	}
+	release, err := h.lockIfNeeded(ctx, info, caller)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var resp abi.BatchResponse
 	if err := h.exchange(ctx, p, st, abi.BatchRequest{Requests: reqs, StopOnFailure: stopOnFailure}, &resp); err != nil {
 		return nil, err
@@ -104,6 +114,9 @@ func checkBatch(callers []trust.Caller, reqs []abi.Request) error {
 	for i := 1; i < len(reqs); i++ {
 		if reqs[i].Type != reqs[0].Type {
 			return fmt.Errorf("BUG: ApplyBatch got types %q and %q in one batch (requests 0 and %d)", reqs[0].Type, reqs[i].Type, i)
+		}
+		if callers[i].Plugin != callers[0].Plugin {
+			return fmt.Errorf("BUG: ApplyBatch got plugins %q and %q in one batch (%s and %s)", callers[0].Plugin, callers[i].Plugin, callers[0].Resource, callers[i].Resource)
 		}
 		if callers[i].Mode != callers[0].Mode {
 			return fmt.Errorf("BUG: ApplyBatch got modes %s and %s in one batch (%s and %s)", callers[0].Mode, callers[i].Mode, callers[0].Resource, callers[i].Resource)
@@ -156,6 +169,18 @@ func batchTimeout(perCall time.Duration, n int) time.Duration {
 		return limit
 	}
 	return perCall * time.Duration(n)
+}
+
+// batchHostCalls is the host-call budget of a batch of n requests: perCall
+// each, as they would have one by one (saturating).
+func batchHostCalls(perCall int64, n int) int64 {
+	if n <= 1 {
+		return perCall
+	}
+	if perCall > math.MaxInt64/int64(n) {
+		return math.MaxInt64
+	}
+	return perCall * int64(n)
 }
 
 // checkBatchResults holds the plugin to the batch contract: one result per

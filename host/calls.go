@@ -105,7 +105,7 @@ func (h *Host) Apply(ctx context.Context, caller trust.Caller, req abi.Request) 
 // check as a plugin's ccm_exec, with only the caller's grants applying: no
 // plugin stands behind it, and the command was written in the manifest.
 func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {
-	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits, names: &h.names}
+	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
 	resp, cerr := runExecCall(ctx, st, req)
 	if cerr != nil {
 		return resp, fmt.Errorf("%s: %s: %w", st.resource(), abi.CallExec, cerr)
@@ -115,7 +115,7 @@ func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecReques
 
 // resourceCall runs ccm_status or ccm_apply for caller.
 func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export string, req abi.Request, out any) error {
-	p, err := h.plugin(req.Type)
+	p, err := h.plugin(pluginID(caller, req.Type))
 	if err != nil {
 		return err
 	}
@@ -131,8 +131,15 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 		caps:       &caps,
 		properties: req.Properties,
 		hostCalls:  true,
-		limits:     h.limits,
+		limits:     h.limits.lowered(caller.Limits),
 		names:      &h.names,
+	}
+	if export == abi.ExportApply {
+		release, err := h.lockIfNeeded(ctx, info, caller)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	return h.exchange(ctx, p, st, req, out)
 }
@@ -151,4 +158,13 @@ func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out a
 		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.export, err)
 	}
 	return nil
+}
+
+// pluginID is the plugin serving a resource call: the caller's Plugin (a
+// registered file's id) or else the resource type (a root-scope plugin).
+func pluginID(caller trust.Caller, typ string) string {
+	if caller.Plugin != "" {
+		return caller.Plugin
+	}
+	return typ
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -27,6 +28,8 @@ type callState struct {
 	hostCalls bool
 	limits    Limits
 	deadline  *deadline
+	// calls counts the host calls made so far, for Limits.HostCalls.
+	calls int64
 	// names caches user and group names for the Host's lifetime.
 	names *nameCache
 	// dirs are the directories whose fsync the call puts off to its end.
@@ -61,4 +64,28 @@ func (st *callState) log(level, message string) {
 	if st.caller.Log != nil {
 		st.caller.Log(level, message)
 	}
+}
+
+// countCall counts one host call and reports whether it is within
+// Limits.HostCalls. The call that goes over ends the export call: its
+// context is cancelled with the limit as the cause, which stops the guest
+// and names the limit in the call's error.
+func (st *callState) countCall() bool {
+	st.calls++
+	if st.calls <= st.limits.HostCalls {
+		return true
+	}
+	if st.deadline != nil {
+		st.deadline.cancel(st.hostCallsExceeded())
+	}
+	return false
+}
+
+// hostCallsExceeded is the limit error of a call that made too many host
+// calls, or nil.
+func (st *callState) hostCallsExceeded() *limitError {
+	if st.calls <= st.limits.HostCalls {
+		return nil
+	}
+	return &limitError{limit: "host_calls", value: fmt.Sprintf("%d calls per call", st.limits.HostCalls)}
 }

@@ -14,6 +14,11 @@
 //   - plugin.go, deadline.go, calls.go, batch.go, logging.go: one compiled
 //     module and instance per type, the per-call deadline, the
 //     hostapi.Plugins methods (ApplyBatch in batch.go), plugin log lines.
+//   - register.go, plugindirs.go, catalog.go: third-party plugins: files
+//     registered by a manifest's ccm.plugins (sha256 pin checked before
+//     compiling, id TYPE@sum), the operator plugin directories (TYPE.wasm,
+//     root scope, never shadowing a built-in), and the descriptions behind
+//     `ccm plugin list` and `ccm plugin inspect`.
 //   - linearmem.go: the linear memories of an instance.
 //   - hostcalls.go, callstate.go, kernel.go, stdio.go: registration and
 //     dispatch of the ccm_* host functions; the caller carried in each
@@ -23,6 +28,10 @@
 //     resolution, probe commands in read-only modes, error codes.
 //   - fsread.go, fswrite.go, dirsync.go, mode.go, exec.go, ids.go,
 //     lookup.go: the OS work of each host call.
+//   - lock.go: the run locks (PluginInfo.Lock) around mutating ccm_apply
+//     calls, a flock shared by every ccm process.
+//   - testhooks_on.go / testhooks_off.go: the exec redirect and lock
+//     directory of test builds (-tags ccm_testhooks); empty in production.
 //
 // # Imports
 //

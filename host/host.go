@@ -30,9 +30,11 @@ type Host struct {
 	cache     wazero.CompilationCache
 	hostFuncs []extism.HostFunction
 	names     nameCache
+	locks     runLocks // run lock files (lock.go)
 
 	mu           sync.Mutex
-	plugins      map[string]*plugin
+	plugins      map[string]*plugin // by id: the type name, or type@sum for a registered file
+	bySum        map[string]*plugin // registered files by the sha256 of their bytes
 	closed       bool
 	cacheWarning error
 }
@@ -76,8 +78,9 @@ func New(opts ...Option) (*Host, error) {
 	extismLogLevel.Do(func() { extism.SetLogLevel(extism.LogLevelDebug) })
 	h := &Host{
 		limits:  limits,
-		sources: c.sources,
+		sources: append(slices.Clip(c.sources), c.dirs...),
 		plugins: make(map[string]*plugin),
+		bySum:   make(map[string]*plugin),
 	}
 	var err error
 	h.cache, err = openCache(dir)
@@ -98,7 +101,9 @@ func (h *Host) CacheWarning() error {
 	return h.cacheWarning
 }
 
-// plugin returns the entry for typ, creating it (uncompiled) on first use.
+// plugin returns the entry for id, creating it (uncompiled) on first use
+// when id is a type name; a registered plugin's id must have been returned
+// by Register.
 func (h *Host) plugin(typ string) (*plugin, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -116,19 +121,44 @@ func (h *Host) plugin(typ string) (*plugin, error) {
 	return p, nil
 }
 
-// module finds the wasm bytes of typ in the sources, in order.
-func (h *Host) module(typ string) ([]byte, error) {
+// module finds the wasm bytes of typ in the sources and says where they came
+// from ("built-in" or the file). Built-in sources are searched in order, the
+// first wins; an operator directory may not provide a type that a built-in
+// or another operator directory provides too (an error naming both).
+func (h *Host) module(typ string) (wasm []byte, origin string, err error) {
+	var origins []string
 	for _, s := range h.sources {
+		_, isDir := s.(dirSource)
+		if wasm != nil && !isDir {
+			continue
+		}
 		b, err := s.module(typ)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read plugin module for type %q: %w", typ, err)
+			return nil, "", fmt.Errorf("read plugin module for type %q: %w", typ, err)
 		}
-		return b, nil
+		origins = append(origins, s.origin(typ))
+		if wasm == nil {
+			wasm, origin = b, s.origin(typ)
+		}
 	}
-	return nil, fmt.Errorf("resource type %q: %w: no plugin provides it (plugin types here: %s)", typ, hostapi.ErrUnknownType, strings.Join(h.types(), ", "))
+	if len(origins) > 1 {
+		return nil, "", shadowError(typ, origins[0], origins[1])
+	}
+	if wasm == nil {
+		return nil, "", fmt.Errorf("resource type %q: %w: no plugin provides it (plugin types here: %s)", typ, hostapi.ErrUnknownType, strings.Join(h.types(), ", "))
+	}
+	return wasm, origin, nil
+}
+
+// shadowError refuses a second provider of typ in the root scope.
+func shadowError(typ, first, second string) error {
+	if first == builtinOrigin {
+		return fmt.Errorf("operator plugin %s provides type %q, which is built in: %w; a plugin may not shadow a built-in type, remove the file", second, typ, hostapi.ErrTypeTaken)
+	}
+	return fmt.Errorf("type %q is provided by both %s and %s: %w; remove one of the two files", typ, first, second, hostapi.ErrTypeTaken)
 }
 
 // types lists the type names the sources provide, sorted, for messages.
@@ -155,7 +185,12 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.closed = true
 	plugins := h.plugins
-	h.plugins = nil
+	for _, p := range h.bySum {
+		if p.id == "" || plugins[p.id] != p {
+			plugins["@"+p.sum] = p // refused or failed registrations hold a compiled module too
+		}
+	}
+	h.plugins, h.bySum = nil, nil
 	h.mu.Unlock()
 
 	var errs []error
@@ -174,11 +209,17 @@ func (h *Host) Close(ctx context.Context) error {
 type source interface {
 	module(typ string) ([]byte, error)
 	types() []string
+	// origin says where typ's module comes from: builtinOrigin, or a file.
+	origin(typ string) string
 }
+
+// builtinOrigin is the origin of modules given with WithModules and WithFS.
+const builtinOrigin = "built-in"
 
 type mapSource map[string][]byte
 
-func (m mapSource) types() []string { return slices.Collect(maps.Keys(m)) }
+func (m mapSource) types() []string      { return slices.Collect(maps.Keys(m)) }
+func (m mapSource) origin(string) string { return builtinOrigin }
 
 func (m mapSource) module(typ string) ([]byte, error) {
 	if b, ok := m[typ]; ok {
@@ -196,6 +237,8 @@ func (s fsSource) types() []string {
 	}
 	return names
 }
+
+func (s fsSource) origin(string) string { return builtinOrigin }
 
 func (s fsSource) module(typ string) ([]byte, error) {
 	return fs.ReadFile(s.fsys, typ+".wasm")

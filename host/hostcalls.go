@@ -118,6 +118,9 @@ func (h *Host) hostFunctions() []extism.HostFunction {
 // An offset marked abi.StdioCall is a request on the stdio transport.
 func serveHostCall(ctx context.Context, table map[string]handler, call string, offset uint64) uint64 {
 	st := callStateFrom(ctx)
+	if st != nil && !st.countCall() {
+		return 0 // no answer: the call is over (see countCall)
+	}
 	if offset&abi.StdioCall != 0 {
 		return serveStdioCall(ctx, st, table, call, offset&^abi.StdioCall)
 	}

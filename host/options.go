@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"maps"
 	"time"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
 )
 
 // Limits bound what one plugin instance and one call may use. A zero field
@@ -31,6 +33,13 @@ type Limits struct {
 	// (or Exec) keeps; the rest is drained and dropped, Truncated set.
 	// Default 1 MiB.
 	ExecOutputBytes int64
+	// HostCalls is how many host calls one export call may make; a
+	// ccm_apply_batch gets it per request. The call that goes over gets no
+	// answer and the export call fails with the limit named, the instance
+	// discarded: a guest flooding the host is stopped after about 1 s of
+	// work instead of running to call_timeout. Default 100000; a real plugin
+	// makes a handful per resource.
+	HostCalls int64
 }
 
 // DefaultLimits returns the limits a Host uses when none are given.
@@ -41,6 +50,7 @@ func DefaultLimits() Limits {
 		OutputBytes:     16 << 20,
 		RequestBytes:    16 << 20,
 		ExecOutputBytes: 1 << 20,
+		HostCalls:       100000,
 	}
 }
 
@@ -62,6 +72,37 @@ func (l Limits) withDefaults() Limits {
 	if l.ExecOutputBytes <= 0 {
 		l.ExecOutputBytes = d.ExecOutputBytes
 	}
+	if l.HostCalls <= 0 {
+		l.HostCalls = d.HostCalls
+	}
+	return l
+}
+
+// lowered applies a caller's limits (an apply resource's limits property,
+// carried in trust.Caller): per field, the lower of l and c. A scope can
+// only ever tighten the host's limits.
+func (l Limits) lowered(c trust.Limits) Limits {
+	if c.IsZero() {
+		return l
+	}
+	if c.MemoryBytes > 0 {
+		l.MemoryPages = min(l.MemoryPages, uint32(max(1, c.MemoryBytes>>16)))
+	}
+	if c.CallTimeout > 0 {
+		l.CallTimeout = min(l.CallTimeout, c.CallTimeout)
+	}
+	if c.OutputBytes > 0 {
+		l.OutputBytes = min(l.OutputBytes, c.OutputBytes)
+	}
+	if c.RequestBytes > 0 {
+		l.RequestBytes = min(l.RequestBytes, c.RequestBytes)
+	}
+	if c.ExecOutputBytes > 0 {
+		l.ExecOutputBytes = min(l.ExecOutputBytes, c.ExecOutputBytes)
+	}
+	if c.HostCalls > 0 {
+		l.HostCalls = min(l.HostCalls, c.HostCalls)
+	}
 	return l
 }
 
@@ -72,6 +113,7 @@ type config struct {
 	cacheDir    string
 	cacheDirSet bool
 	sources     []source
+	dirs        []source // operator plugin directories (WithPluginDirs), searched after sources
 	limits      Limits
 }
 

@@ -28,6 +28,18 @@ var ErrLimit = errors.New("plugin limit exceeded")
 type plugin struct {
 	host *Host
 	typ  string
+	// id is typ for the root scope's plugins, type@sum for a registered
+	// file (set once its description is known).
+	id string
+	// origin is where the module came from: "built-in" or a file path.
+	origin string
+	// sum is the sha256 (hex) of the module's bytes, known once read.
+	sum string
+	// registered marks a plugin loaded from a file by Register; wasm holds
+	// its bytes until they are compiled. A root-scope plugin's bytes come
+	// from the host's sources.
+	registered bool
+	wasm       []byte
 
 	mu       sync.Mutex
 	compiled *extism.CompiledPlugin
@@ -37,6 +49,7 @@ type plugin struct {
 	stderr   *headBuffer     // the current instance's stderr, for crash messages
 	stdio    *stdio          // the current instance's stdin and stdout
 	kernel   kernelCache     // the current instance's kernel functions
+	mem      memoryCap       // the current instance's memories and the call's cap
 	logTo    func(level, message string)
 	closed   bool
 }
@@ -57,14 +70,20 @@ func (p *plugin) loadLocked(ctx context.Context) error {
 		return ErrClosed
 	}
 	if p.compiled == nil {
-		wasm, err := p.host.module(p.typ)
-		if err != nil {
-			return err
+		wasm := p.wasm
+		if wasm == nil {
+			var err error
+			if wasm, p.origin, err = p.host.module(p.typ); err != nil {
+				return err
+			}
+			p.sum = moduleSum(wasm)
 		}
+		var err error
 		p.compiled, err = p.host.compile(ctx, p.typ, wasm)
 		if err != nil {
 			return err
 		}
+		p.wasm = nil
 	}
 	if p.info == nil {
 		info, err := p.describe(ctx)
@@ -89,7 +108,12 @@ func (p *plugin) describe(ctx context.Context) (abi.PluginInfo, error) {
 	if !slices.Contains(SupportedABIs, info.ABI) {
 		return abi.PluginInfo{}, abiMismatch(p.typ, info.ABI)
 	}
-	if info.Type != p.typ {
+	switch {
+	case p.registered:
+		// A registered file: its type is what it describes (Register checks it).
+	case info.Type != p.typ && p.origin != builtinOrigin:
+		return abi.PluginInfo{}, fmt.Errorf("operator plugin %s describes type %q; name the file after the type it provides (%s.wasm)", p.origin, info.Type, info.Type)
+	case info.Type != p.typ:
 		return abi.PluginInfo{}, fmt.Errorf("plugin for type %q describes type %q; a plugin module must be registered under the type it provides", p.typ, info.Type)
 	}
 	return info, nil
@@ -127,11 +151,27 @@ func (p *plugin) hasExport(ctx context.Context, export string) (bool, error) {
 // callLocked makes one Extism call under the call deadline. Any failure
 // discards the instance: after a trap, a timeout or even a guest error the
 // instance's state is not trusted, and the next call gets a fresh one.
+//
+// An instance that ended itself after its last call returned (a guest that
+// set its output and then called proc_exit) is found closed when this call
+// starts; nothing ran, so it is replaced and the call made once more.
 func (p *plugin) callLocked(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
+	// A scope's memory_mb below the host's limit caps this call's memory
+	// growth; an instance already bigger than that starts afresh.
+	var memCap uint64
+	if st.limits.MemoryPages < p.host.limits.MemoryPages {
+		memCap = uint64(st.limits.MemoryPages) << 16
+	}
+	if p.inst != nil && memCap > 0 && p.mem.largest() > memCap {
+		p.discard(ctx)
+	}
+	reused := p.inst != nil
 	inst, err := p.instance(ctx)
 	if err != nil {
 		return nil, err
 	}
+	p.mem.limit.Store(memCap)
+	original := input
 	dl := newDeadline(ctx, st.limits.CallTimeout)
 	defer dl.stop()
 	st.deadline = dl
@@ -147,8 +187,15 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	}
 
 	rc, out, err := inst.CallWithContext(withCallState(dl.ctx, st), export, input)
+	if err != nil && reused && err.Error() == extismClosed {
+		p.discard(ctx)
+		return p.callLocked(ctx, st, export, original)
+	}
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
+	}
+	if le := st.hostCallsExceeded(); le != nil && err == nil {
+		err = le // the guest returned before it was stopped
 	}
 	if err == nil && st.stdio != nil && len(out) == 0 {
 		if p.stdio.out.overflow {
@@ -160,18 +207,29 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	}
 	if err != nil {
 		p.discard(ctx)
-		return nil, p.callError(ctx, dl, export, err)
+		return nil, p.callError(ctx, dl, st, export, err)
 	}
 	if int64(len(out)) > st.limits.OutputBytes {
 		p.discard(ctx)
 		return nil, fmt.Errorf("plugin for type %q: %s output of %d bytes %w", p.typ, export, len(out),
 			&limitError{limit: "output_bytes", value: fmt.Sprint(st.limits.OutputBytes)})
 	}
+	if len(out) == 0 {
+		// Every export answers with a JSON document. None means the guest
+		// exited mid-call (proc_exit 0 ends a call without an error) or
+		// pointed its output outside memory; either way the instance is done.
+		p.discard(ctx)
+		return nil, fmt.Errorf("plugin for type %q: %s returned no output document (did the plugin exit, or set its output outside its memory?); the instance was discarded", p.typ, export)
+	}
 	return out, nil
 }
 
+// extismClosed is the error of an Extism call on an instance whose module
+// has closed (after a proc_exit).
+const extismClosed = "module is closed"
+
 // callError says why a call failed, naming the limit when one stopped it.
-func (p *plugin) callError(ctx context.Context, dl *deadline, export string, err error) error {
+func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, export string, err error) error {
 	prefix := fmt.Sprintf("plugin for type %q: %s", p.typ, export)
 	var le *limitError
 	if errors.As(context.Cause(dl.ctx), &le) {
@@ -185,6 +243,9 @@ func (p *plugin) callError(ctx context.Context, dl *deadline, export string, err
 		msg += ": " + crash
 	}
 	if strings.Contains(p.stderr.String(), "out of memory") {
+		if pages := st.limits.MemoryPages; pages < p.host.limits.MemoryPages {
+			return fmt.Errorf("%s: %s: %w", prefix, msg, &limitError{limit: "memory_mb", value: fmt.Sprintf("%d MiB", pages/16)})
+		}
 		return fmt.Errorf("%s: %s: %w", prefix, msg,
 			&limitError{limit: "memory_pages", value: fmt.Sprintf("%d pages (%d MiB)", p.host.limits.MemoryPages, p.host.limits.MemoryPages/16)})
 	}
@@ -217,8 +278,8 @@ func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
 		WithRandSource(rand.Reader).
 		WithStdin(&p.stdio.in).WithStdout(&p.stdio.out).
 		WithStderr(p.stderr)
-	// Both the guest's and the kernel's memories come from linearMemories.
-	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, linearMemories), extism.PluginInstanceConfig{ModuleConfig: mc})
+	// Both the guest's and the kernel's memories come from p.mem.
+	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, p.mem.allocator()), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin for type %q: %w", p.typ, err)
 	}

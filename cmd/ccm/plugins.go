@@ -9,10 +9,12 @@ import (
 )
 
 // newPluginHost wires the WASM host with the built-in plugins embedded in
-// this binary. A compilation cache that cannot be used is a warning, not an
-// error: the run only gets slower.
+// this binary and the operator plugin directories (host.DefaultPluginDirs:
+// $CCM_PLUGIN_PATH, else the system and user directories). A compilation
+// cache that cannot be used is a warning, not an error: the run only gets
+// slower.
 func newPluginHost() (*host.Host, error) {
-	h, err := host.New(host.WithFS(plugins.Modules()))
+	h, err := host.New(host.WithFS(plugins.Modules()), host.WithPluginDirs(host.DefaultPluginDirs()...))
 	if err != nil {
 		return nil, fmt.Errorf("starting the plugin host: %w", err)
 	}

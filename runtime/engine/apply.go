@@ -22,6 +22,7 @@ type applySpec struct {
 	allowApply      bool
 	data            map[string]any
 	grants          *trust.Grant
+	limits          trust.Limits
 }
 
 // parseApply checks an apply resource's properties (already expanded).
@@ -52,6 +53,8 @@ func parseApply(props map[string]any) (*applySpec, error) {
 			spec.data = m
 		case "grants":
 			spec.grants, err = parseGrant(v)
+		case "limits":
+			spec.limits, err = trust.DecodeLimits(v)
 		default:
 			unknown = append(unknown, k)
 		}
@@ -61,7 +64,7 @@ func parseApply(props map[string]any) (*applySpec, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown apply properties %s; apply accepts ensure, noop, health_check_only, allow_apply, data and grants", strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("unknown apply properties %s; apply accepts ensure, noop, health_check_only, allow_apply, data, grants and limits", strings.Join(unknown, ", "))
 	}
 	return spec, nil
 }
@@ -117,7 +120,7 @@ func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev
 
 // childScope narrows s for the child of apply resource r: the child's own
 // directory, one level deeper, noop and health-check-only only ever added,
-// grants intersected. It fails past MaxDepth, before the child is read.
+// grants intersected, limits only ever lowered. It fails past MaxDepth, before the child is read.
 func (e *Engine) childScope(s scope, r *resource) (scope, error) {
 	spec := r.apply
 	child := scope{
@@ -126,7 +129,9 @@ func (e *Engine) childScope(s scope, r *resource) (scope, error) {
 		noop:            s.noop || spec.noop,
 		healthCheckOnly: s.healthCheckOnly || spec.healthCheckOnly,
 		grants:          s.grants,
+		limits:          s.limits.Lower(spec.limits),
 		allowApply:      spec.allowApply,
+		plugins:         r.inherit,
 	}
 	child.dir = filepath.Dir(child.file)
 	if spec.grants != nil {

@@ -8,6 +8,12 @@
 // that is passed down by value and only ever narrowed, so the parent's scope
 // is intact on every path out of a child, panics included.
 //
+// Plugins declared in a manifest's ccm.plugins are registered when it loads,
+// before any of its resources runs, and enter a type table (plugins.go) that
+// its child manifests inherit and its parent and siblings never see; a
+// resource's type resolves through that table to a plugin id, and to the
+// type name itself (built-in or operator-installed) when it holds none.
+//
 // Errors that belong to one resource (a failing control expression, a
 // deferred template, an unknown requirement, a plugin trap) become a failed
 // event for that type#name; only an unloadable manifest, or fail_on_error

@@ -26,6 +26,10 @@ type Options struct {
 	Grants          trust.Chain // root scope grant; empty = everything
 	Reporter        Reporter    // nil = silent
 	Session         *session.Session
+	// NoSchemaValidation skips checking properties against the plugins'
+	// properties_schema (NO_SCHEMA_VALIDATION=1, a debug aid); ccm_validate
+	// still runs.
+	NoSchemaValidation bool
 }
 
 // Engine applies manifests. It is not safe for concurrent Runs.
@@ -33,6 +37,7 @@ type Engine struct {
 	opts    Options
 	session *session.Session
 	report  Reporter
+	schemas schemaCache
 	rootDir string
 }
 

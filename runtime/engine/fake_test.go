@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 
@@ -21,6 +25,9 @@ type fakePlugins struct {
 	execs   []abi.ExecRequest
 	batches []int // sizes of ApplyBatch calls
 	exit    int   // exit code of Exec
+	// registered are the plugins Register loaded, by id. A fake plugin
+	// file holds its PluginInfo as JSON; it then behaves like mark.
+	registered map[string]abi.PluginInfo
 }
 
 type fakeCall struct {
@@ -37,6 +44,12 @@ var markInfo = abi.PluginInfo{
 }
 
 func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error) {
+	f.mu.Lock()
+	info, ok := f.registered[typ]
+	f.mu.Unlock()
+	if ok {
+		return info, nil
+	}
 	if typ != "mark" {
 		return abi.PluginInfo{}, fmt.Errorf("%w %q", hostapi.ErrUnknownType, typ)
 	}
@@ -44,6 +57,35 @@ func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error
 }
 
 func (f *fakePlugins) Preload(context.Context, []string) error { return nil }
+
+// Register reads a fake plugin file (its PluginInfo as JSON), checks the pin
+// like the host, and refuses the built-in type mark.
+func (f *fakePlugins) Register(_ context.Context, file, want string) (string, abi.PluginInfo, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %w", err)
+	}
+	sum := sha256.Sum256(b)
+	got := hex.EncodeToString(sum[:])
+	if want != "" && want != got {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: sha256 mismatch: pinned %s, the file has %s", file, want, got)
+	}
+	var info abi.PluginInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: %w", file, err)
+	}
+	if info.Type == "mark" {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: provides type %q, which is built in: %w", file, info.Type, hostapi.ErrTypeTaken)
+	}
+	id := info.Type + "@" + got[:12]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.registered == nil {
+		f.registered = map[string]abi.PluginInfo{}
+	}
+	f.registered[id] = info
+	return id, info, nil
+}
 
 func (f *fakePlugins) Validate(_ context.Context, _ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
 	out := make([]abi.ValidateResponse, len(reqs))

@@ -26,12 +26,16 @@ type plan struct {
 	data        map[string]any // resolved data, for --render
 	x           *template.Expander
 	resources   []*resource
+	// plugins are the declared types this manifest sees: its parents' and
+	// its own ccm.plugins. Its child manifests inherit them.
+	plugins pluginTable
 }
 
 // resource is one entry of a plan.
 type resource struct {
 	src      manifest.Resource
 	typ      string
+	plugin   string // the plugin id serving typ here ("" for apply)
 	name     string
 	alias    string
 	provider string
@@ -40,6 +44,8 @@ type resource struct {
 	props    map[string]any  // name and ensure included; deferred fields raw
 	pending  bool            // some deferred field still holds a template
 	apply    *applySpec      // for type apply
+	// inherit is the plugin table an apply resource's child starts from.
+	inherit pluginTable
 }
 
 func (r *resource) ref() string { return r.typ + "#" + r.name }
@@ -68,6 +74,18 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	if err != nil {
 		return nil, err
 	}
+	return e.loadDocument(ctx, s, doc, passed)
+}
+
+// loadDocument resolves and validates the parsed manifest doc of scope s
+// (see load); `ccm ensure` builds doc in memory.
+func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Document, passed map[string]any) (*plan, error) {
+	// Third-party plugins are registered (pins checked, modules compiled)
+	// before anything else of the manifest is resolved or run.
+	declared, err := e.declare(ctx, s, doc.Plugins)
+	if err != nil {
+		return nil, err
+	}
 	resolved, err := data.Resolve(doc.Data, doc.Hierarchy, doc.Overrides, e.opts.Facts, passed, e.opts.ExternalData)
 	if err != nil {
 		return nil, fmt.Errorf("%s: data: %w", s.file, err)
@@ -82,7 +100,7 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 		return nil, err
 	}
 	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: e.opts.Environ, Dir: s.dir})
-	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x}
+	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x, plugins: declared}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
 	}
@@ -101,8 +119,8 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	// touching any of them one by one.
 	var types []string
 	for _, r := range doc.Resources {
-		if r.Type != applyType && !slices.Contains(types, r.Type) {
-			types = append(types, r.Type)
+		if id := p.plugins.id(r.Type); r.Type != applyType && !slices.Contains(types, id) {
+			types = append(types, id)
 		}
 	}
 	if err := e.opts.Plugins.Preload(ctx, types); err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
@@ -182,13 +200,15 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 		}
 		r.ensure = "present"
 		r.props = map[string]any{"name": r.name, "ensure": "present"}
+		r.inherit = p.plugins
 		return r, nil
 	}
 
-	info, err := e.opts.Plugins.Info(ctx, r.typ)
+	r.plugin = p.plugins.id(r.typ)
+	info, err := e.opts.Plugins.Info(ctx, r.plugin)
 	if err != nil {
 		if errors.Is(err, hostapi.ErrUnknownType) {
-			return nil, p.where(r, "%v; apply is built into the engine", err)
+			return nil, p.where(r, "%v%s; apply is built into the engine", err, p.plugins.unknownTypeHint())
 		}
 		return nil, p.where(r, "loading its plugin: %v", err)
 	}
@@ -226,8 +246,9 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 	return r, nil
 }
 
-// validate asks each plugin, one batch per type, whether its resources'
-// properties are valid. Deferred fields that still hold templates are left
+// validate checks each resource's properties against its plugin's
+// properties_schema (checkSchema), then asks each plugin, one batch per
+// type, whether the resources that passed are valid. Deferred fields that still hold templates are left
 // out here and checked again when the resource runs.
 func (e *Engine) validate(ctx context.Context, p *plan) []error {
 	byType := map[string][]*resource{}
@@ -243,12 +264,16 @@ func (e *Engine) validate(ctx context.Context, p *plan) []error {
 	}
 	var errs []error
 	for _, typ := range order {
-		rs := byType[typ]
+		rs, schemaErrs := e.checkSchema(p, byType[typ])
+		errs = append(errs, schemaErrs...)
+		if len(rs) == 0 {
+			continue
+		}
 		reqs := make([]abi.ValidateRequest, len(rs))
 		for i, r := range rs {
 			reqs[i] = abi.ValidateRequest{Properties: validationProps(r), Provider: r.provider}
 		}
-		resps, err := e.opts.Plugins.Validate(ctx, typ, reqs)
+		resps, err := e.opts.Plugins.Validate(ctx, rs[0].plugin, reqs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: validating %s resources: %w", p.file, typ, err))
 			continue

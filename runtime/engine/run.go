@@ -211,8 +211,10 @@ func (e *Engine) record(s scope, ev *session.Event) {
 func (e *Engine) caller(s scope, p *plan, r *resource, props map[string]any) trust.Caller {
 	return trust.Caller{
 		Resource:   r.ref(),
+		Plugin:     r.plugin,
 		Manifest:   p.file,
 		Grants:     s.grants,
+		Limits:     s.limits,
 		Mode:       s.mode(),
 		Properties: props,
 		Lookup:     p.x.Lookup,
@@ -260,7 +262,10 @@ func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[
 		}
 		props[k] = out
 	}
-	resps, err := e.opts.Plugins.Validate(ctx, r.typ, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
+	if problems := e.schemaProblems(r, props); len(problems) > 0 {
+		return nil, fmt.Errorf("invalid after template expansion: %s", join(problems))
+	}
+	resps, err := e.opts.Plugins.Validate(ctx, r.plugin, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
 	if err != nil {
 		return nil, fmt.Errorf("validating: %w", err)
 	}

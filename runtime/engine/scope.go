@@ -14,7 +14,11 @@ type scope struct {
 	noop            bool
 	healthCheckOnly bool
 	grants          trust.Chain
-	allowApply      bool // may this manifest contain apply resources
+	limits          trust.Limits // lowered plugin-call limits (apply's limits), zero = the host's
+	allowApply      bool         // may this manifest contain apply resources
+	// plugins are the types declared with ccm.plugins by the enclosing
+	// manifests (the manifest's own are added at load, in plan.plugins).
+	plugins pluginTable
 }
 
 func (s scope) mode() trust.Mode {

@@ -13,13 +13,28 @@ import (
 
 // Plugins is all the engine needs from the WASM plugin host (package host
 // implements it). The engine never imports the host: cmd/ccm wires them.
+//
+// A plugin is addressed by an id. The root scope's plugins (built-in, and
+// installed by the operator) have id == their type name; a plugin
+// registered from a file (ccm.plugins) gets the id Register returns. The
+// typ parameters below take an id; abi.Request.Type is always the resource
+// type, and trust.Caller.Plugin carries the id for Status, Apply and
+// ApplyBatch.
 type Plugins interface {
-	// Info describes a resource type, loading its plugin on first use. An
-	// unknown type is an error wrapping ErrUnknownType.
+	// Info describes a plugin by id, loading it on first use. An unknown id
+	// is an error wrapping ErrUnknownType.
 	Info(ctx context.Context, typ string) (abi.PluginInfo, error)
-	// Preload compiles the plugins of these types in parallel, so a run pays
+	// Preload compiles the plugins of these ids in parallel, so a run pays
 	// compile time once, up front.
 	Preload(ctx context.Context, types []string) error
+	// Register loads the plugin module in file (an absolute path): it reads
+	// the file once, checks it against wantSHA256 (lowercase hex; "" = not
+	// pinned) before compiling anything, compiles it, and runs ccm_describe.
+	// It returns the plugin's id and description. The same bytes registered
+	// again return the same id and are not compiled again. A plugin whose
+	// type the root scope already provides (a built-in or operator-installed
+	// type) is refused with an error wrapping ErrTypeTaken.
+	Register(ctx context.Context, file, wantSHA256 string) (id string, info abi.PluginInfo, err error)
 	// Validate runs ccm_validate for many resources of one type at once.
 	Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
 	// Status runs ccm_status with a read-only caller.
@@ -44,3 +59,8 @@ type Plugins interface {
 
 // ErrUnknownType is wrapped by Plugins.Info for a type no plugin provides.
 var ErrUnknownType = errors.New("unknown resource type")
+
+// ErrTypeTaken is wrapped by Plugins.Register for a plugin whose type is
+// already provided by a built-in or an operator-installed plugin: a declared
+// plugin may not shadow one.
+var ErrTypeTaken = errors.New("resource type already provided")

@@ -23,6 +23,8 @@ type Document struct {
 	// renders it and parses the output with ParseResources.
 	ResourcesJetFile string
 	Resources        []Resource // declaration order, `defaults` applied
+	// Plugins are the third-party plugin modules of ccm.plugins, in order.
+	Plugins []PluginRef
 }
 
 // Parse decodes one manifest document (YAML or JSON). file is used in
@@ -200,6 +202,8 @@ func (p *parser) ccm(n *yaml.Node, doc *Document) error {
 			doc.PreMessage, err = p.str(kv.value)
 		case "post_message":
 			doc.PostMessage, err = p.str(kv.value)
+		case "plugins":
+			doc.Plugins, err = p.plugins(kv.value)
 		default:
 			err = &valueError{line: kv.keyN.Line, err: unknownKey(kv.key, ccmKeys)}
 		}

@@ -10,7 +10,7 @@ import (
 // (CCM ignores unknown keys, so typos like fail_on_eror silently did nothing).
 var (
 	topKeys         = []string{"ccm", "data", "hierarchy", "overrides"}
-	ccmKeys         = []string{"fail_on_error", "post_message", "pre_message", "resources", "resources_jet_file"}
+	ccmKeys         = []string{"fail_on_error", "plugins", "post_message", "pre_message", "resources", "resources_jet_file"}
 	hierarchyKeys   = []string{"merge", "order"}
 	controlKeys     = []string{"if", "unless"}
 	healthCheckKeys = []string{"command", "format", "goss_rules", "name", "timeout", "try_sleep", "tries"}

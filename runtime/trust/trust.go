@@ -147,6 +147,9 @@ func matchNet(entries []string, target string) bool {
 // resources of different scopes safely.
 type Caller struct {
 	Resource string // "type#name", for messages and logs
+	// Plugin is the id of the plugin serving the resource (hostapi.Plugins);
+	// "" means the resource's type name (a built-in or operator plugin).
+	Plugin   string
 	Manifest string // the declaring manifest file, for messages
 	Grants   Chain  // the scope's grant chain
 	Mode     Mode
@@ -157,4 +160,7 @@ type Caller struct {
 	Lookup func(path string) (any, bool)
 	// Log receives ccm_log lines; nil discards them.
 	Log func(level, message string)
+	// Limits are the scope's lowered limits; the host applies, per field,
+	// the lower of its own and these. The zero value lowers nothing.
+	Limits Limits
 }

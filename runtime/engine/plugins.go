@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ccm-dev/ccm/runtime/manifest"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// pluginTable maps the resource types declared with ccm.plugins by a
+// manifest and its ancestors to the plugin serving them. Types it does not
+// hold are the root scope's (built-in or operator-installed), whose plugin
+// id is the type name. A table is never modified once built: a manifest
+// that declares plugins gets a copy holding its parent's entries and its own.
+type pluginTable map[string]declared
+
+// declared is one ccm.plugins entry that was registered.
+type declared struct {
+	id       string // the host's plugin id
+	module   string // the .wasm file, absolute
+	manifest string // the declaring manifest
+	line     int
+}
+
+// id returns the plugin id serving typ in this scope.
+func (t pluginTable) id(typ string) string {
+	if d, ok := t[typ]; ok {
+		return d.id
+	}
+	return typ
+}
+
+// types lists the declared types, sorted, for messages.
+func (t pluginTable) types() []string {
+	return slices.Sorted(maps.Keys(t))
+}
+
+// declare registers the plugins a manifest declares and returns the table
+// its resources and its child manifests see: inherited plus its own. The
+// modules are read, checked against their pins and compiled in parallel;
+// every problem is reported, each with the manifest's file:line.
+func (e *Engine) declare(ctx context.Context, s scope, refs []manifest.PluginRef) (pluginTable, error) {
+	if len(refs) == 0 {
+		return s.plugins, nil
+	}
+	type registration struct {
+		id   string
+		info abi.PluginInfo
+		err  error
+	}
+	regs := make([]registration, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Go(func() {
+			r := &regs[i]
+			r.id, r.info, r.err = e.opts.Plugins.Register(ctx, resolvePath(s.dir, ref.Path), ref.SHA256)
+		})
+	}
+	wg.Wait()
+
+	table := maps.Clone(s.plugins)
+	if table == nil {
+		table = pluginTable{}
+	}
+	var errs []error
+	for i, ref := range refs {
+		r := regs[i]
+		where := fmt.Sprintf("%s:%d: ccm.plugins[%d]", s.file, ref.Line, i)
+		module := resolvePath(s.dir, ref.Path)
+		switch prev, visible := table[r.info.Type]; {
+		case r.err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", where, r.err))
+		case r.info.Type == applyType:
+			errs = append(errs, fmt.Errorf("%s: plugin %s provides type %q, which is built into the engine; a plugin may not shadow a built-in type", where, module, applyType))
+		case visible && prev.manifest == s.file:
+			errs = append(errs, fmt.Errorf("%s: plugin %s provides type %q, which line %d declares already (%s); declare each type once", where, module, r.info.Type, prev.line, prev.module))
+		case visible:
+			errs = append(errs, fmt.Errorf("%s: plugin %s provides type %q, which is already visible here from %s:%d (%s); a manifest may not redeclare a type its parent manifests declare, use theirs or rename the type", where, module, r.info.Type, e.display(prev.manifest), prev.line, prev.module))
+		default:
+			table[r.info.Type] = declared{id: r.id, module: module, manifest: s.file, line: ref.Line}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return table, nil
+}
+
+// unknownTypeHint adds the declared types to an unknown-type message, so it
+// lists every type the scope can see.
+func (t pluginTable) unknownTypeHint() string {
+	if len(t) == 0 {
+		return ""
+	}
+	return "; declared by ccm.plugins here: " + strings.Join(t.types(), ", ")
+}
