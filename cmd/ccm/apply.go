@@ -166,15 +166,22 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	} else {
 		reporter = newPrinter(out, useColor(o.color, out))
 	}
+	// NO_SCHEMA_VALIDATION is a debug aid (cli.md): it skips the check of
+	// properties against the plugins' schemas, never ccm_validate.
+	noSchema := os.Getenv("NO_SCHEMA_VALIDATION") != "" && os.Getenv("NO_SCHEMA_VALIDATION") != "0"
+	if noSchema {
+		fmt.Fprintln(cmd.ErrOrStderr(), "ccm: warning: NO_SCHEMA_VALIDATION is set: properties are not checked against the plugins' schemas (each plugin's ccm_validate still runs)")
+	}
 	eng := engine.New(engine.Options{
-		Plugins:         plugins,
-		Facts:           fts,
-		Environ:         data.Environ(dotenv),
-		ExternalData:    external,
-		Noop:            o.noop,
-		HealthCheckOnly: o.monitorOnly,
-		Grants:          grants,
-		Reporter:        reporter,
+		NoSchemaValidation: noSchema,
+		Plugins:            plugins,
+		Facts:              fts,
+		Environ:            data.Environ(dotenv),
+		ExternalData:       external,
+		Noop:               o.noop,
+		HealthCheckOnly:    o.monitorOnly,
+		Grants:             grants,
+		Reporter:           reporter,
 	})
 	if o.render {
 		docs, err := eng.Render(ctx, path)

@@ -821,7 +821,7 @@ func TestFileValidation(t *testing.T) {
 		{"dot-dot in name", `@DIR@/x/../dots: {content: "x"}`, `file#@DIR@/x/../dots: name "@DIR@/x/../dots" is not canonical`},
 		{"content and source", `@DIR@/both: {content: "x", source: src}`, "file#@DIR@/both: content and source are mutually exclusive"},
 		{"mode 1777", `@DIR@/sticky: {content: "x", mode: "1777"}`, `file#@DIR@/sticky: mode "1777" is above 0777`},
-		{"unquoted mode", `@DIR@/unquoted: {content: "x", mode: 0644}`, "file#@DIR@/unquoted: mode must be a quoted octal string"},
+		{"unquoted mode", `@DIR@/unquoted: {content: "x", mode: 0644}`, `file#@DIR@/unquoted: property "mode": must be a string, got an integer (a quoted octal string such as "0644")`},
 		{"typo contnet (peer-note 4)", `@DIR@/typo: {contnet: "x"}`, `file#@DIR@/typo: unknown property "contnet"; did you mean "content"?`},
 		{"force without absent", `@DIR@/force: {content: "x", force: true}`, "file#@DIR@/force: force is only valid with ensure absent"},
 		{"unknown ensure", `@DIR@/link: {ensure: link}`, `file#@DIR@/link: ensure "link" is not valid for file`},

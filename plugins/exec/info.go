@@ -17,17 +17,23 @@ const (
 	defaultPath = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin"
 )
 
-// schema documents the properties for tools; validation is Validate's job.
-const schema = `{"type":"object","properties":{` +
+// schema is checked by the host before ccm_validate, so it must accept
+// every manifest Validate accepts (schematest checks that). Types, unknown
+// keys and formats live here; ensure values and the checks that need a more
+// specific message stay in Validate.
+const schema = `{"type":"object","additionalProperties":false,"properties":{` +
 	`"name":{"type":"string","description":"the command when command is unset"},` +
-	`"ensure":{"enum":["present"],"default":"present"},` +
+	`"ensure":{"type":"string","description":"present (the only value)","default":"present"},` +
 	`"command":{"type":"string"},` +
-	`"cwd":{"type":"string","default":"/"},` +
-	`"environment":{"type":"array","items":{"type":"string","pattern":"^[^=]+=.+$"}},` +
+	`"cwd":{"type":"string","description":"absolute directory","default":"/"},` +
+	`"environment":{"type":"array","items":{"type":"string","pattern":"^[^=]+=[\\s\\S]+$","description":"KEY=VALUE"}},` +
 	`"path":{"type":"string","description":"colon-separated absolute directories, used as PATH"},` +
-	`"returns":{"type":"array","items":{"type":"integer"},"default":[0]},` +
-	`"timeout":{"type":"string","description":"Go duration, also d and w units"},` +
-	`"creates":{"type":"string"},"onlyif":{"type":"string"},"unless":{"type":"string"},` +
+	`"returns":{"anyOf":[{"type":"integer","minimum":0,"maximum":255},` +
+	`{"type":"array","minItems":1,"items":{"type":"integer","minimum":0,"maximum":255}}],` +
+	`"description":"accepted exit codes","default":[0]},` +
+	`"timeout":{"type":"string","description":"a duration such as \"90s\" or \"2h\" (also d and w units)"},` +
+	`"creates":{"type":"string","description":"absolute path"},` +
+	`"onlyif":{"type":"string"},"unless":{"type":"string"},` +
 	`"refreshonly":{"type":"boolean"},"refresh_only":{"type":"boolean"},` +
 	`"logoutput":{"type":"boolean"}}}`
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -104,6 +105,7 @@ func TestValidateAccepts(t *testing.T) {
 			if errs := e.Validate(abi.ValidateRequest{Properties: tc.props, Provider: tc.provider}); len(errs) > 0 {
 				t.Fatalf("unexpected errors: %q", errs)
 			}
+			schematest.Accepts(t, e.Info(), tc.props)
 		})
 	}
 }

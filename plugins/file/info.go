@@ -19,15 +19,18 @@ const (
 
 var ensureValues = []string{ensurePresent, ensureAbsent, ensureDirectory}
 
-// schema documents the properties for tools; validation is Validate's job.
-const schema = `{"type":"object","properties":{` +
+// schema is checked by the host before ccm_validate, so it must accept
+// every manifest Validate accepts (schematest checks that). Types, unknown
+// keys and formats live here; ensure values and the checks that need a more
+// specific message stay in Validate.
+const schema = `{"type":"object","additionalProperties":false,"properties":{` +
 	`"name":{"type":"string","description":"absolute, canonical path"},` +
-	`"ensure":{"enum":["present","absent","directory"],"default":"present"},` +
-	`"content":{"type":["string","null"],"description":"file content; null or unset = attribute-only"},` +
-	`"source":{"type":"string","description":"local file to copy; relative to the manifest directory"},` +
-	`"owner":{"type":"string","description":"user name or numeric uid"},` +
-	`"group":{"type":"string","description":"group name or numeric gid"},` +
-	`"mode":{"type":"string","pattern":"^(0[oO])?[0-7]{3,4}$"},` +
+	`"ensure":{"type":"string","description":"present, absent or directory","default":"present"},` +
+	`"content":{"type":["string","number","boolean","null"],"description":"file content; null or unset = attribute-only"},` +
+	`"source":{"type":"string","description":"local file to copy, relative to the manifest directory"},` +
+	`"owner":{"type":["string","integer"],"description":"user name or numeric uid"},` +
+	`"group":{"type":["string","integer"],"description":"group name or numeric gid"},` +
+	`"mode":{"type":"string","pattern":"^(0[oO])?[0-7]{3,4}$","description":"a quoted octal string such as \"0644\""},` +
 	`"force":{"type":"boolean","description":"with ensure absent: remove a non-empty directory"}}}`
 
 // Info describes the file type.

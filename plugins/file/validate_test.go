@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -97,6 +98,7 @@ func TestValidateAccepts(t *testing.T) {
 			if errs := ft.Validate(abi.ValidateRequest{Properties: tc.props, Provider: "posix"}); len(errs) > 0 {
 				t.Fatalf("unexpected errors: %q", errs)
 			}
+			schematest.Accepts(t, ft.Info(), tc.props)
 		})
 	}
 }

@@ -1,0 +1,6 @@
+//go:build race
+
+package schema
+
+// raceEnabled: timing assertions do not hold under the race detector.
+const raceEnabled = true
