@@ -27,6 +27,10 @@ touch the host only through host calls checked against a capability grant.`,
 	}
 	root.AddCommand(newApplyCommand())
 	root.AddCommand(newFactsCommand())
+	root.AddCommand(newStatusCommand())
 	root.AddCommand(newHieraCommand())
+	root.AddCommand(newEnsureCommand())
+	root.AddCommand(newSessionCommand())
+	root.AddCommand(newPluginCommand())
 	return root
 }
