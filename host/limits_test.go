@@ -72,7 +72,7 @@ func TestFailedCallsDiscardInstance(t *testing.T) {
 		})
 	}
 	if !strings.Contains(errString(h.Apply(context.Background(), trust.Caller{}, abi.Request{Type: "probe", Properties: map[string]any{"alloc": 64 << 20}})),
-		"memory_pages limit of 128 pages (8 MiB)") {
+		"memory_mb limit of 8 MiB") {
 		t.Fatal("the memory error does not name the limit")
 	}
 }

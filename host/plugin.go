@@ -19,7 +19,7 @@ import (
 )
 
 // ErrLimit is wrapped by the error of a call that a Limits value stopped
-// (call_timeout, memory_pages, output_bytes).
+// (call_timeout, memory_mb, output_bytes).
 var ErrLimit = errors.New("plugin limit exceeded")
 
 // plugin is one resource type: its compiled module, its description, and
@@ -243,11 +243,10 @@ func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, exp
 		msg += ": " + crash
 	}
 	if strings.Contains(p.stderr.String(), "out of memory") {
-		if pages := st.limits.MemoryPages; pages < p.host.limits.MemoryPages {
-			return fmt.Errorf("%s: %s: %w", prefix, msg, &limitError{limit: "memory_mb", value: fmt.Sprintf("%d MiB", pages/16)})
-		}
-		return fmt.Errorf("%s: %s: %w", prefix, msg,
-			&limitError{limit: "memory_pages", value: fmt.Sprintf("%d pages (%d MiB)", p.host.limits.MemoryPages, p.host.limits.MemoryPages/16)})
+		// One name for the limit whoever set it: memory_mb is what an
+		// operator can write in an apply's limits.
+		pages := min(st.limits.MemoryPages, p.host.limits.MemoryPages)
+		return fmt.Errorf("%s: %s: %w", prefix, msg, &limitError{limit: "memory_mb", value: fmt.Sprintf("%d MiB", pages/16)})
 	}
 	return fmt.Errorf("%s: %s", prefix, msg)
 }

@@ -57,7 +57,7 @@ func hostileCases() []hostileCase {
 		{attack: "infinite_loop",
 			want: []string{hostilePlugin + ": exceeded the call_timeout limit of 2s; the instance was discarded"}},
 		{attack: "alloc_4gib",
-			want: []string{hostilePlugin, "out of memory", "exceeded the memory_"}},
+			want: []string{hostilePlugin, "out of memory", "exceeded the memory_mb limit of 256 MiB"}},
 		{attack: "output_100mib",
 			want: []string{hostilePlugin + " output of 104857600 bytes exceeded the output_bytes limit of 16777216"}},
 		{attack: "panic",
