@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ccm-dev/ccm/internal/suggest"
 )
 
 // Keys allowed at each position; everything else is rejected with its path
@@ -29,36 +31,5 @@ func allowedKey(key string, allowed []string) bool { return slices.Contains(allo
 
 // closest returns the allowed key within edit distance 2 of key, if any.
 func closest(key string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if d := editDistance(key, a); d < bestD {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance, bounded to short keys: long
-// inputs are never close to any allowed key, so they cost nothing.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(key, allowed)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ccm-dev/ccm/internal/suggest"
 )
 
 // Placeholder stands for a value that is not known yet (a deferred property
@@ -192,13 +194,7 @@ func (n *node) unknown(k string) string {
 	if len(n.names) == 0 {
 		return "no properties are allowed here"
 	}
-	best, bestD := "", 3
-	for _, name := range n.names {
-		if d := distance(k, name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	if best != "" {
+	if best := suggest.Closest(k, n.names); best != "" {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return "known: " + strings.Join(n.names, ", ")
@@ -464,25 +460,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// distance is the Levenshtein edit distance, enough for typo hints.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

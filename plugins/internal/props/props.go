@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ccm-dev/ccm/internal/suggest"
 )
 
 // Reader reads properties and collects problems. Every key a getter asks
@@ -161,39 +163,12 @@ func (r *Reader) Unknown() {
 }
 
 func (r *Reader) closest(k string) string {
-	best, bestD := "", 3
 	known := make([]string, 0, len(r.known))
 	for name := range r.known {
 		known = append(known, name)
 	}
 	sort.Strings(known)
-	for _, name := range known {
-		if d := distance(k, name); d < bestD {
-			best, bestD = name, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein edit distance, enough for typo hints.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(k, known)
 }
 
 // HasTemplate reports whether s still holds an unexpanded template
