@@ -364,14 +364,15 @@ func TestEnsureSession(t *testing.T) {
 func TestSessionErrors(t *testing.T) {
 	t.Parallel()
 	existing := t.TempDir()
-	outside, err := os.MkdirTemp(".", "session-outside-")
-	if err != nil {
+	// "Outside the temp dir" must hold wherever the checkout lives (CI
+	// clones into /tmp): ccm gets its own TMPDIR, and outside is beside it.
+	base := t.TempDir()
+	tmpEnv := []string{"TMPDIR=" + filepath.Join(base, "tmp")}
+	if err := os.Mkdir(filepath.Join(base, "tmp"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	outside, _ = filepath.Abs(outside)
-	t.Cleanup(func() { os.RemoveAll(outside) })
-	os.Remove(outside)
-	if res := ccmtest.Run(t, ".", nil, "session", "start", "--directory", outside); res.Code != 0 {
+	outside := filepath.Join(base, "outside")
+	if res := ccmtest.Run(t, ".", tmpEnv, "session", "start", "--directory", outside); res.Code != 0 {
 		t.Fatalf("session start: %d %s", res.Code, res.Stderr)
 	}
 	tests := []ensureCase{
@@ -383,10 +384,10 @@ func TestSessionErrors(t *testing.T) {
 		{name: "ensure with a missing session", args: []string{"ensure", "exec", "/bin/true", "--session", "@DIR@/nope"}, code: 2, stderr: []string{"does not exist"}},
 		{name: "corrupt event file", setup: map[string]string{"bad.event": "{"}, args: []string{"ensure", "--session", "@DIR@", "exec", "/bin/true"}, code: 2,
 			stderr: []string{"@DIR@/bad.event", "invalid event file"}},
-		{name: "remove outside the temp dir is refused", args: []string{"session", "report", "--session", outside, "--remove"}, code: 2,
+		{name: "remove outside the temp dir is refused", env: tmpEnv, args: []string{"session", "report", "--session", outside, "--remove"}, code: 2,
 			stdout: []string{"Session Summary"}, stderr: []string{"refusing to remove", "not inside the temporary directory"},
 			check: func(t *testing.T, _ string) { fileMustExist(t, outside, ".") }},
-		{name: "report of an empty session", args: []string{"session", "report", "--session", outside}, stdout: []string{"Total Resources: 0"}},
+		{name: "report of an empty session", env: tmpEnv, args: []string{"session", "report", "--session", outside}, stdout: []string{"Total Resources: 0"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -274,14 +274,18 @@ func TestRemove(t *testing.T) {
 		}
 	})
 	t.Run("outside the temp dir", func(t *testing.T) {
-		cwd, _ := os.Getwd()
-		dir := filepath.Join(cwd, "testdata-session-remove")
-		os.RemoveAll(dir)
+		// The checkout itself may live in /tmp (CI clones there), so the
+		// temporary directory is moved rather than the session.
+		base := t.TempDir()
+		t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+		if err := os.Mkdir(filepath.Join(base, "tmp"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(base, "outside")
 		s, err := New(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer os.RemoveAll(dir)
 		if err := s.Remove(); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not inside the temporary directory") {
 			t.Fatalf("err = %v", err)
 		}
