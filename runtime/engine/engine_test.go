@@ -137,6 +137,7 @@ func TestLoadErrorsChangeNothing(t *testing.T) {
 		{"bad apply property", "ccm:\n  resources:\n    - apply:\n        - x.yaml: {bogus: 1}\n", "unknown apply properties bogus"},
 		{"apply ensure absent", "ccm:\n  resources:\n    - apply:\n        - x.yaml: {ensure: absent}\n", "only knows present"},
 		{"apply subscribe", "ccm:\n  resources:\n    - mark:\n        - a: {}\n    - apply:\n        - x.yaml: {subscribe: [mark#a]}\n", "does not accept subscribe"},
+		{"goss health check", "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b:\n            health_checks: [{goss_rules: {process: {sshd: {running: true}}}}]\n", "mark#b: health_checks[0]: goss_rules checks are not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

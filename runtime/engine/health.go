@@ -31,10 +31,6 @@ func (e *Engine) healthChecks(ctx context.Context, s scope, p *plan, r *resource
 
 func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource, hc manifest.HealthCheck) session.HealthCheckResult {
 	res := session.HealthCheckResult{Name: hc.Name, Status: session.HealthUnknown}
-	if hc.Command == "" {
-		res.Output = "goss_rules health checks are not supported yet; use command"
-		return res
-	}
 	command, err := p.x.String(hc.Command)
 	if err != nil {
 		res.Output = "template: " + err.Error()

@@ -185,6 +185,13 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 	if r.provider, err = p.x.String(src.Provider); err != nil {
 		return nil, p.where(r, "provider: %v", err)
 	}
+	for i, hc := range src.HealthChecks {
+		if hc.Command == "" {
+			// Loaded for compatibility, refused before anything runs: a
+			// check that can never pass is better caught here than at 3am.
+			return nil, p.where(r, "health_checks[%d]: goss_rules checks are not supported by this version of ccm; use a Nagios-style command", i)
+		}
+	}
 
 	if r.typ == applyType {
 		expanded, err := p.x.Expand(src.Properties)
