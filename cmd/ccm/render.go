@@ -23,6 +23,9 @@ func writeRendered(w io.Writer, docs []engine.Rendered) error {
 				"resources":     d.Resources,
 			},
 		}
+		if len(d.Plugins) > 0 {
+			doc["ccm"].(map[string]any)["plugins"] = d.Plugins
+		}
 		if len(d.Data) > 0 {
 			doc["data"] = d.Data
 		}

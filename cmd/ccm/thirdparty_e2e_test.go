@@ -249,3 +249,24 @@ func TestOperatorPlugins(t *testing.T) {
 		}
 	})
 }
+
+// TestRenderKeepsDeclaredPlugins: --render prints a manifest's own
+// ccm.plugins with absolute paths and the pin, so the rendered vendor
+// manifest applies on its own from another directory.
+func TestRenderKeepsDeclaredPlugins(t *testing.T) {
+	dir := vendorTree(t, func(sum string) string { return sum })
+	res := ccmtest.Run(t, dir, nil, "apply", "vendor/m.yaml", "--render")
+	if res.Code != 0 {
+		t.Fatalf("render: exit %d\n%s", res.Code, res.Stderr)
+	}
+	module := filepath.Join(dir, "vendor", "plugins", "probe.wasm")
+	if !strings.Contains(res.Stdout, "path: "+module) || !strings.Contains(res.Stdout, "sha256: ") {
+		t.Fatalf("rendered manifest lacks its plugins:\n%s", res.Stdout)
+	}
+	elsewhere := t.TempDir()
+	writeManifest(t, elsewhere, "rendered.yaml", res.Stdout)
+	out, res := applyJSON(t, elsewhere, "rendered.yaml")
+	if e := out.event(t, "probe#inside"); e.Failed || !e.Changed {
+		t.Fatalf("probe#inside from the rendered manifest: %+v\n%s", e, res.Stderr)
+	}
+}

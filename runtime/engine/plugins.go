@@ -26,6 +26,7 @@ type declared struct {
 	module   string // the .wasm file, absolute
 	manifest string // the declaring manifest
 	line     int
+	pin      string // the sha256 pin as written, "" when unpinned
 }
 
 // id returns the plugin id serving typ in this scope.
@@ -83,7 +84,7 @@ func (e *Engine) declare(ctx context.Context, s scope, refs []manifest.PluginRef
 		case visible:
 			errs = append(errs, fmt.Errorf("%s: plugin %s provides type %q, which is already visible here from %s:%d (%s); a manifest may not redeclare a type its parent manifests declare, use theirs or rename the type", where, module, r.info.Type, e.display(prev.manifest), prev.line, prev.module))
 		default:
-			table[r.info.Type] = declared{id: r.id, module: module, manifest: s.file, line: ref.Line}
+			table[r.info.Type] = declared{id: r.id, module: module, manifest: s.file, line: ref.Line, pin: ref.SHA256}
 		}
 	}
 	if len(errs) > 0 {
@@ -99,4 +100,26 @@ func (t pluginTable) unknownTypeHint() string {
 		return ""
 	}
 	return "; declared by ccm.plugins here: " + strings.Join(t.types(), ", ")
+}
+
+// own lists, in declaration order, the ccm.plugins entries that manifest
+// itself declared, in the form a manifest accepts: absolute paths, so a
+// rendered manifest loads from anywhere.
+func (t pluginTable) own(manifest string) []map[string]any {
+	var ds []declared
+	for _, d := range t {
+		if d.manifest == manifest {
+			ds = append(ds, d)
+		}
+	}
+	slices.SortFunc(ds, func(a, b declared) int { return a.line - b.line })
+	out := make([]map[string]any, 0, len(ds))
+	for _, d := range ds {
+		entry := map[string]any{"path": d.module}
+		if d.pin != "" {
+			entry["sha256"] = d.pin
+		}
+		out = append(out, entry)
+	}
+	return out
 }

@@ -18,6 +18,7 @@ type Rendered struct {
 	Depth       int
 	Data        map[string]any
 	FailOnError bool
+	Plugins     []map[string]any // its own ccm.plugins: {path (absolute), sha256}
 	Resources   []map[string]any // {type: {name: ..., properties...}}
 }
 
@@ -42,7 +43,7 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 	if err != nil {
 		return err
 	}
-	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError}
+	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError, Plugins: p.plugins.own(p.file)}
 	for _, res := range p.resources {
 		r.Resources = append(r.Resources, map[string]any{res.typ: renderResource(p, res)})
 	}
