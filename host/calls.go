@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -111,6 +113,21 @@ func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecReques
 		return resp, fmt.Errorf("%s: %s: %w", st.resource(), abi.CallExec, cerr)
 	}
 	return resp, nil
+}
+
+// ReadFile implements hostapi.Plugins.ReadFile: fsRead with no plugin
+// capabilities in the way, only the caller's grant chain.
+func (h *Host) ReadFile(ctx context.Context, caller trust.Caller, path string) ([]byte, error) {
+	st := &callState{export: "read", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
+	resp, cerr := fsRead(ctx, st, abi.FSReadRequest{Path: path})
+	if cerr != nil && cerr.Code == abi.CodeNotFound {
+		// The same words (and errors.Is) as os.ReadFile for the common case.
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
+	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	return resp.(abi.FSReadResponse).Content, nil
 }
 
 // resourceCall runs ccm_status or ccm_apply for caller.

@@ -129,6 +129,7 @@ func (e *Engine) childScope(s scope, r *resource) (scope, error) {
 		noop:            s.noop || spec.noop,
 		healthCheckOnly: s.healthCheckOnly || spec.healthCheckOnly,
 		grants:          s.grants,
+		readGrants:      s.grants,
 		limits:          s.limits.Lower(spec.limits),
 		allowApply:      spec.allowApply,
 		plugins:         r.inherit,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -168,4 +169,17 @@ func (f *fakePlugins) call(name string) (fakeCall, bool) {
 		}
 	}
 	return fakeCall{}, false
+}
+
+// ReadFile checks the grant chain on the fully resolved path, as the host
+// does, and records the refusals.
+func (f *fakePlugins) ReadFile(_ context.Context, caller trust.Caller, path string) ([]byte, error) {
+	full, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	if !caller.Grants.Allows(trust.FSRead, full) {
+		return nil, fmt.Errorf("denied: fs_read not granted for %s", full)
+	}
+	return os.ReadFile(full)
 }

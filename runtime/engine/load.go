@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 	"github.com/ccm-dev/ccm/runtime/manifest"
 	"github.com/ccm-dev/ccm/runtime/template"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -66,7 +66,7 @@ func (p *plan) where(r *resource, format string, args ...any) error {
 // load reads, resolves and validates the manifest of scope s. passed is the
 // apply resource's data property (nil for the root). Nothing runs here.
 func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*plan, error) {
-	src, err := os.ReadFile(s.file)
+	src, err := e.opts.Plugins.ReadFile(ctx, trust.Caller{Manifest: s.file, Grants: s.readGrants, Mode: trust.ModeStatus}, s.file)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read manifest: %w", err)
 	}
@@ -99,7 +99,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	if err != nil {
 		return nil, err
 	}
-	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: e.opts.Environ, Dir: s.dir})
+	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), Dir: s.dir, ReadFile: e.templateReader(ctx, s)})
 	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x, plugins: declared}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
@@ -371,4 +371,14 @@ func resolvePath(dir, p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(dir, p)
+}
+
+// templateReader reads the files a scope's templates name through the
+// host's grant check, with the scope's grants: a vendor's readFile cannot
+// reach what its plugins may not.
+func (e *Engine) templateReader(ctx context.Context, s scope) func(string) ([]byte, error) {
+	caller := trust.Caller{Manifest: s.file, Grants: s.grants, Mode: trust.ModeStatus}
+	return func(path string) ([]byte, error) {
+		return e.opts.Plugins.ReadFile(ctx, caller, path)
+	}
 }

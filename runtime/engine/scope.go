@@ -14,11 +14,31 @@ type scope struct {
 	noop            bool
 	healthCheckOnly bool
 	grants          trust.Chain
-	limits          trust.Limits // lowered plugin-call limits (apply's limits), zero = the host's
-	allowApply      bool         // may this manifest contain apply resources
+	// readGrants govern reading this manifest's file: the grants of the
+	// manifest that named it (the parent's), nil for the root manifest,
+	// which the operator named.
+	readGrants trust.Chain
+	limits     trust.Limits // lowered plugin-call limits (apply's limits), zero = the host's
+	allowApply bool         // may this manifest contain apply resources
 	// plugins are the types declared with ccm.plugins by the enclosing
 	// manifests (the manifest's own are added at load, in plan.plugins).
 	plugins pluginTable
+}
+
+// confined reports whether grants narrow this scope (an apply's grants or
+// --grants): its templates then see no process environment, and the files
+// they read are checked against the grants like a plugin's.
+func (s scope) confined() bool { return len(s.grants) > 0 }
+
+// environ is what the scope's templates see as Environ: the process
+// environment (and .env) in an unconfined scope, nothing in a confined one,
+// where a vendor's manifest must not read the operator's secrets. The
+// parent passes what the child needs through the apply's data.
+func (s scope) environ(env map[string]string) map[string]string {
+	if s.confined() {
+		return map[string]string{}
+	}
+	return env
 }
 
 func (s scope) mode() trust.Mode {

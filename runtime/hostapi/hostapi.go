@@ -53,6 +53,11 @@ type Plugins interface {
 	// Exec runs a command for the host itself (health checks) through the
 	// same grant check as a plugin's ccm_exec.
 	Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error)
+	// ReadFile reads a file for the engine itself (child manifests and the
+	// files templates name) through the same grant check as a plugin's
+	// ccm_fs_read: caller.Grants decide, symlinks are resolved before
+	// matching, the size is bounded by the request limit.
+	ReadFile(ctx context.Context, caller trust.Caller, path string) ([]byte, error)
 	// Close releases every instance and compiled module.
 	Close(ctx context.Context) error
 }

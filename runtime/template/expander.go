@@ -3,6 +3,7 @@ package template
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 )
@@ -13,6 +14,11 @@ type Env struct {
 	Data    map[string]any
 	Environ map[string]string
 	Dir     string // directory for relative readFile/file/template paths; "" is the working directory
+	// ReadFile reads every file a template names (readFile, file, .templ
+	// and .jet files, jet includes); nil is os.ReadFile. The engine passes
+	// one that checks the manifest scope's fs_read grant, so a vendor's
+	// templates cannot read what its plugins may not.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // maxDepth bounds template() recursion: a .templ file that includes itself
@@ -290,4 +296,12 @@ func describe(v any) string {
 		return fmt.Sprintf("the string %q", clip(t))
 	}
 	return fmt.Sprintf("%T %s", v, clip(render(v)))
+}
+
+// read reads a file a template names, through Env.ReadFile when set.
+func (x *Expander) read(path string) ([]byte, error) {
+	if x.env.ReadFile != nil {
+		return x.env.ReadFile(path)
+	}
+	return os.ReadFile(path)
 }

@@ -3,7 +3,6 @@ package template
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,7 +150,7 @@ func (x *Expander) readFileFn(args ...any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(x.resolve(path))
+	b, err := x.read(x.resolve(path))
 	if err != nil {
 		return nil, fmt.Errorf("readFile %q: %w", path, err)
 	}
@@ -172,7 +171,7 @@ func (x *Expander) templateFn(depth int, args []any) (any, error) {
 	case strings.HasSuffix(s, ".jet"):
 		return x.jet(s, "", "", depth)
 	case strings.HasSuffix(s, ".templ"):
-		b, err := os.ReadFile(x.resolve(s))
+		b, err := x.read(x.resolve(s))
 		if err != nil {
 			return nil, fmt.Errorf("template %q: %w", s, err)
 		}

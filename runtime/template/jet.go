@@ -1,8 +1,10 @@
 package template
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,7 +45,7 @@ func (x *Expander) jet(s, left, right string, depth int) (string, error) {
 	name, shown, src, dir := jetInline, jetInline, s, x.env.Dir
 	if strings.HasSuffix(s, ".jet") {
 		path := x.resolve(s)
-		b, err := os.ReadFile(path)
+		b, err := x.read(path)
 		if err != nil {
 			return "", fmt.Errorf("jet %q: %w", s, err)
 		}
@@ -54,7 +56,7 @@ func (x *Expander) jet(s, left, right string, depth int) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	set := jet.NewSet(jet.NewOSFileSystemLoader(dir),
+	set := jet.NewSet(&jetLoader{dir: dir, x: x},
 		jet.WithDelims(left, right),
 		// Jet HTML-escapes by default; the output is YAML or a config
 		// file, where &amp; would be corruption.
@@ -197,4 +199,30 @@ func (x *Expander) jetFn(depth int, args []any) (any, error) {
 		return nil, fmt.Errorf("jet: the delimiters must not be empty; leave both out for [[ ]]")
 	}
 	return x.jet(strs[0], strs[1], strs[2], depth)
+}
+
+// jetLoader serves Jet's includes and imports through the Expander's
+// reader, so they are grant-checked like every other template file read.
+type jetLoader struct {
+	dir string
+	x   *Expander
+}
+
+func (l *jetLoader) path(name string) string {
+	return filepath.Join(l.dir, filepath.FromSlash(name))
+}
+
+// Exists only stats (Jet probes candidate paths with it); reading, and so
+// the grant check, happens in Open.
+func (l *jetLoader) Exists(name string) bool {
+	fi, err := os.Stat(l.path(name))
+	return err == nil && !fi.IsDir()
+}
+
+func (l *jetLoader) Open(name string) (io.ReadCloser, error) {
+	b, err := l.x.read(l.path(name))
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
 }
