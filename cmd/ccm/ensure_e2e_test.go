@@ -653,20 +653,7 @@ func decodeYAMLForTest(b []byte) (any, error) { return manifest.DecodeValue(b, "
 // the real apt, as root) and a service under the fake systemctl. The second
 // run of the script must be stable and must not restart the service.
 func TestEnsureShellScript(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to install packages")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("no apt-get on this machine")
-	}
-	policy, _ := exec.Command("apt-cache", "policy", "hello").Output()
-	if !strings.Contains(string(policy), "Candidate:") || strings.Contains(string(policy), "Candidate: (none)") {
-		t.Skip("no candidate for hello; run apt-get update")
-	}
-	if err := exec.Command("dpkg-query", "-W", "hello").Run(); err == nil {
-		t.Skip("hello is already installed; leaving it alone")
-	}
-	t.Cleanup(func() { _ = exec.Command("apt-get", "-q", "-y", "remove", "hello").Run() })
+	needHelloToInstall(t)
 
 	work := t.TempDir()
 	conf := filepath.Join(work, "listen.conf")

@@ -13,20 +13,7 @@ import (
 // lists when needed) or where hello is already installed, which it must not
 // disturb.
 func TestPackageAptEndToEnd(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to install packages")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("no apt-get on this machine")
-	}
-	policy, _ := exec.Command("apt-cache", "policy", "hello").Output()
-	if !strings.Contains(string(policy), "Candidate:") || strings.Contains(string(policy), "Candidate: (none)") {
-		t.Skip("no candidate for hello; run apt-get update")
-	}
-	if err := exec.Command("dpkg-query", "-W", "hello").Run(); err == nil {
-		t.Skip("hello is already installed; leaving it alone")
-	}
-	t.Cleanup(func() { _ = exec.Command("apt-get", "-q", "-y", "remove", "hello").Run() })
+	policy := needHelloToInstall(t)
 
 	dir := t.TempDir()
 	writeManifest(t, dir, "in.yaml", "ccm:\n  resources:\n    - package:\n        - hello: {ensure: present}\n    - exec:\n        - /usr/bin/hello:\n            require: [package#hello]\n")
@@ -41,7 +28,7 @@ func TestPackageAptEndToEnd(t *testing.T) {
 	}
 
 	out, res = applyJSON(t, dir, "in.yaml")
-	if e := out.event(t, "package#hello"); res.Code != 0 || !e.Changed || e.FinalEnsure != candidate(string(policy)) {
+	if e := out.event(t, "package#hello"); res.Code != 0 || !e.Changed || e.FinalEnsure != candidate(policy) {
 		t.Fatalf("install: exit %d, event %+v\n%s", res.Code, e, res.Stderr)
 	}
 	if e := out.event(t, "exec#/usr/bin/hello"); e.Failed {
@@ -65,4 +52,26 @@ func candidate(policy string) string {
 		}
 	}
 	return ""
+}
+
+// needHelloToInstall skips unless this test may install and remove the
+// real Debian package hello (root, apt, a candidate, not installed yet),
+// and removes it when the test ends. It returns apt-cache policy's output.
+func needHelloToInstall(t *testing.T) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to install packages")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skip("no apt-get on this machine")
+	}
+	policy, _ := exec.Command("apt-cache", "policy", "hello").Output()
+	if !strings.Contains(string(policy), "Candidate:") || strings.Contains(string(policy), "Candidate: (none)") {
+		t.Skip("no candidate for hello; run apt-get update")
+	}
+	if err := exec.Command("dpkg-query", "-W", "hello").Run(); err == nil {
+		t.Skip("hello is already installed; leaving it alone")
+	}
+	t.Cleanup(func() { _ = exec.Command("apt-get", "-q", "-y", "remove", "hello").Run() })
+	return string(policy)
 }

@@ -28,25 +28,7 @@ type HealthCheck struct {
 
 // healthChecks reads a health_checks list.
 func (p *parser) healthChecks(n *yaml.Node) ([]HealthCheck, error) {
-	n, err := p.d.resolve(n)
-	if err != nil {
-		return nil, err
-	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return nil, nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		return nil, &valueError{line: n.Line, err: fmt.Errorf("%w: must be a list of checks such as - command: /usr/lib/nagios/plugins/check_load", ErrInvalid)}
-	}
-	out := make([]HealthCheck, 0, len(n.Content))
-	for i, c := range n.Content {
-		hc, err := p.healthCheck(c)
-		if err != nil {
-			return nil, under(err, index(i))
-		}
-		out = append(out, hc)
-	}
-	return out, nil
+	return decodeList(p, n, "checks such as - command: /usr/lib/nagios/plugins/check_load", p.healthCheck)
 }
 
 func (p *parser) healthCheck(n *yaml.Node) (HealthCheck, error) {

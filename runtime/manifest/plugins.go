@@ -28,6 +28,12 @@ var pluginKeys = []string{"path", "sha256"}
 
 // plugins decodes ccm.plugins: a list of paths or {path, sha256} maps.
 func (p *parser) plugins(n *yaml.Node) ([]PluginRef, error) {
+	return decodeList(p, n, "plugin files: - path/to/type.wasm, or - {path: ..., sha256: ...}", p.pluginRef)
+}
+
+// decodeList decodes a YAML list (null = empty) item by item; an item's
+// error is placed under its index. what completes "must be a list of".
+func decodeList[T any](p *parser, n *yaml.Node, what string, item func(*yaml.Node) (T, error)) ([]T, error) {
 	n, err := p.d.resolve(n)
 	if err != nil {
 		return nil, err
@@ -36,15 +42,15 @@ func (p *parser) plugins(n *yaml.Node) ([]PluginRef, error) {
 		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, &valueError{line: n.Line, err: fmt.Errorf("%w: must be a list of plugin files: - path/to/type.wasm, or - {path: ..., sha256: ...}", ErrInvalid)}
+		return nil, &valueError{line: n.Line, err: fmt.Errorf("%w: must be a list of %s", ErrInvalid, what)}
 	}
-	out := make([]PluginRef, 0, len(n.Content))
-	for i, item := range n.Content {
-		ref, err := p.pluginRef(item)
+	out := make([]T, 0, len(n.Content))
+	for i, c := range n.Content {
+		v, err := item(c)
 		if err != nil {
 			return nil, under(err, index(i))
 		}
-		out = append(out, ref)
+		out = append(out, v)
 	}
 	return out, nil
 }
