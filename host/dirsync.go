@@ -17,15 +17,12 @@ type dirSyncs struct {
 	dirs map[string]*os.File
 }
 
-// add puts off the fsync of the directory root is open on (dir, resolved).
-// A nil dirSyncs, or a full one, syncs now.
-func (d *dirSyncs) add(dir string, root *os.Root) {
+// add puts off the fsync of dir (its resolved path), open as f; it takes
+// f over. A nil dirSyncs, or a full one, syncs now.
+func (d *dirSyncs) add(dir string, f *os.File) {
 	if _, ok := d.pending(dir); ok {
+		_ = f.Close()
 		return
-	}
-	f, err := root.Open(".")
-	if err != nil {
-		return // the write itself succeeded; only its durability is at stake
 	}
 	if d == nil || len(d.dirs) >= maxPendingDirs {
 		_ = f.Sync()

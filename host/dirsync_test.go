@@ -10,18 +10,22 @@ import (
 func TestDirSyncs(t *testing.T) {
 	t.Parallel()
 	base := tempDir(t)
-	open := func(t *testing.T, name string) (string, *os.Root) {
+	mkdir := func(t *testing.T, name string) string {
 		t.Helper()
 		dir := filepath.Join(base, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		root, err := os.OpenRoot(dir)
+		return dir
+	}
+	// add takes over the directory it is given: a repeat is closed at once.
+	open := func(t *testing.T, dir string) *os.File {
+		t.Helper()
+		f, err := os.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { root.Close() })
-		return dir, root
+		return f
 	}
 	tests := []struct {
 		name     string
@@ -42,9 +46,15 @@ func TestDirSyncs(t *testing.T) {
 				d = &dirSyncs{}
 			}
 			for i := range tt.dirs {
-				dir, root := open(t, fmt.Sprintf("%s-%d", tt.name, i))
+				dir := mkdir(t, fmt.Sprintf("%s-%d", tt.name, i))
 				for range tt.repeats {
-					d.add(dir, root)
+					f := open(t, dir)
+					d.add(dir, f)
+					if pf, _ := d.pending(dir); pf != f {
+						if err := f.Close(); err == nil {
+							t.Fatalf("add left a repeated directory open")
+						}
+					}
 				}
 			}
 			if got := d.count(); got != tt.want {

@@ -104,6 +104,7 @@ func TestFSWrite(t *testing.T) {
 	h := sharedHost(t)
 	dir := tempDir(t)
 	caller := trust.Caller{Grants: grantDir(t, dir)}
+	caller.Grants[0].Setid = true // "setgid survives chown"
 	src := filepath.Join(dir, "src")
 	mustWrite(t, src, "from source", 0o600)
 	outside := filepath.Join(tempDir(t), "outside")
@@ -271,6 +272,7 @@ func TestFSChownChmod(t *testing.T) {
 	h := sharedHost(t)
 	dir := tempDir(t)
 	caller := trust.Caller{Grants: grantDir(t, dir)}
+	caller.Grants[0].Setid = true // the chmod 04711 below
 	file := filepath.Join(dir, "f")
 	mustWrite(t, file, "", 0o644)
 	link := filepath.Join(dir, "link")

@@ -4,61 +4,69 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
+	"golang.org/x/sys/unix"
 )
 
 // fsStat: a missing path is Exists=false, not an error. A followed symlink
 // is checked against the grant twice: where the link is, and where it leads.
 func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.CallError) {
-	rp, cerr := resolveParent(req.Path)
+	l, cerr := locate(req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
-	if cerr := allowed(st, access{call: abi.CallFSStat, path: req.Path, target: rp}); cerr != nil {
+	defer func() { l.close() }()
+	check := func(l *location) *abi.CallError {
+		return allowed(st, access{call: abi.CallFSStat, path: req.Path, target: l.full()})
+	}
+	if cerr := check(l); cerr != nil {
 		return nil, cerr
 	}
-	fi, err := os.Lstat(rp)
-	if notExist(err) {
+	if l.missing != nil {
+		return abi.FSStatResponse{}, nil
+	}
+	sys, err := lstatAt(l)
+	if err == unix.ENOENT {
 		return abi.FSStatResponse{}, nil
 	}
 	if err != nil {
 		return nil, osError("stat", req.Path, err)
 	}
 	var linkTarget string
-	target := rp
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if linkTarget, err = os.Readlink(rp); err != nil {
+	if sys.Mode&unix.S_IFMT == unix.S_IFLNK {
+		if linkTarget, err = readlinkat(l.dir, l.base); err != nil {
 			return nil, osError("readlink", req.Path, err)
 		}
 		if req.FollowSymlinks {
-			full, found, err := resolveFinal(rp)
-			if err != nil {
-				return nil, osError("resolve", req.Path, err)
+			var found bool
+			if l, found, cerr = followFinal(l, check); cerr != nil {
+				return nil, cerr
 			}
 			if !found {
 				return abi.FSStatResponse{}, nil
 			}
-			if cerr := allowed(st, access{call: abi.CallFSStat, path: req.Path, target: full}); cerr != nil {
-				return nil, cerr
-			}
-			if fi, err = os.Lstat(full); err != nil {
+			if sys, err = lstatAt(l); err != nil {
 				return nil, osError("stat", req.Path, err)
 			}
-			target, linkTarget = full, ""
+			linkTarget = ""
 		}
 	}
-	resp := statOf(fi, st.names)
+	resp := statOf(&sys, st.names)
 	resp.LinkTarget = linkTarget
-	if req.Checksum && fi.Mode().IsRegular() {
-		sum, err := sha256File(target)
+	if req.Checksum && sys.Mode&unix.S_IFMT == unix.S_IFREG {
+		f, cerr := openContent(st, l, req.Path, "checksum")
+		if cerr != nil {
+			return nil, cerr
+		}
+		defer f.Close()
+		sum, err := sha256Of(f)
 		if err != nil {
 			return nil, osError("checksum", req.Path, err)
 		}
@@ -67,56 +75,68 @@ func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.
 	return resp, nil
 }
 
-func statOf(fi fs.FileInfo, names *nameCache) abi.FSStatResponse {
+func statOf(sys *unix.Stat_t, names *nameCache) abi.FSStatResponse {
 	resp := abi.FSStatResponse{
 		Exists: true,
-		Type:   typeOf(fi.Mode()),
-		Mode:   unixMode(fi.Mode()),
-		Size:   fi.Size(),
-		MTime:  fi.ModTime().Unix(),
-	}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		resp.UID, resp.GID = int(sys.Uid), int(sys.Gid)
+		Type:   fileType(sys.Mode),
+		Mode:   sys.Mode & 0o7777,
+		Size:   sys.Size,
+		MTime:  sys.Mtim.Sec,
+		UID:    int(sys.Uid),
+		GID:    int(sys.Gid),
 	}
 	resp.Owner, resp.Group = names.owner(resp.UID), names.group(resp.GID)
 	return resp
 }
 
-func typeOf(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "file"
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
+// openContent opens the file at l (already checked, final symlink followed)
+// for reading its content. Content is read only from a regular file: a FIFO
+// would block the host, a device is never content. The open does not follow
+// a symlink and does not block (O_NONBLOCK), and what was opened is checked
+// again with fstat. In a confined scope a file with more than one hard link
+// is refused: its other names may be outside the grant (/etc/shadow linked
+// into the granted directory), and the host cannot know where they are.
+func openContent(st *callState, l *location, path, op string) (*os.File, *abi.CallError) {
+	if sys, err := lstatAt(l); err != nil {
+		return nil, osError(op, path, err)
+	} else if cerr := contentFile(st, &sys, path, op); cerr != nil {
+		return nil, cerr
 	}
-	return "other"
+	fd, err := unix.Openat(l.dir, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, osError(op, path, err)
+	}
+	var sys unix.Stat_t
+	if err := unix.Fstat(fd, &sys); err != nil {
+		_ = unix.Close(fd)
+		return nil, osError(op, path, err)
+	}
+	if cerr := contentFile(st, &sys, path, op); cerr != nil {
+		_ = unix.Close(fd)
+		return nil, cerr
+	}
+	return os.NewFile(uintptr(fd), l.full()), nil
 }
 
-// openRegular opens a symlink-free path for reading, refusing anything but
-// a regular file (a FIFO would block the host, a device is never content).
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, nil, err
+func contentFile(st *callState, sys *unix.Stat_t, path, op string) *abi.CallError {
+	if sys.Mode&unix.S_IFMT != unix.S_IFREG {
+		return &abi.CallError{Code: abi.CodeIO, Message: op + " " + path + ": not a regular file (" + fileType(sys.Mode) + ")"}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, errors.New("not a regular file (" + typeOf(fi.Mode()) + ")")
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, fi, nil
+	return hardLinkRule(st, sys, op, path)
 }
 
-func sha256File(path string) (string, error) {
-	f, _, err := openRegular(path)
-	if err != nil {
-		return "", err
+// hardLinkRule refuses, in a confined scope, a regular file with more than
+// one hard link (see openContent): reading, hashing, copying, chmod and
+// chown of it. Replacing it (a write renames a new file over the name) and
+// removing the name stay allowed: they touch only the name in the grant.
+func hardLinkRule(st *callState, sys *unix.Stat_t, op, path string) *abi.CallError {
+	if sys.Mode&unix.S_IFMT == unix.S_IFREG && sys.Nlink > 1 && st.caller.Grants.Confined() {
+		return denied("%s refused for %s: it has %d hard links, and in a scope confined by grants a hard-linked file may be a file outside the grant (replace or remove it instead)", op, path, sys.Nlink)
 	}
-	defer f.Close()
+	return nil
+}
+
+func sha256Of(f *os.File) (string, error) {
 	h := sha256.New()
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
@@ -128,50 +148,58 @@ func sha256File(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// copyBuffers are the buffers sha256File reads through: every ccm_fs_stat
+// copyBuffers are the buffers sha256Of reads through: every ccm_fs_stat
 // with a checksum hashes a file.
 var copyBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 32<<10)
 	return &b
 }}
 
-// resolveReadable resolves path for reading its content: parents, then the
-// final symlink, each resolution checked against fs_read for call.
-func resolveReadable(st *callState, call, path string) (string, *abi.CallError) {
-	rp, cerr := resolveParent(path)
-	if cerr != nil {
-		return "", cerr
-	}
-	if cerr := allowed(st, access{call: call, path: path, target: rp}); cerr != nil {
-		return "", cerr
-	}
-	full, found, err := resolveFinal(rp)
-	if err != nil {
-		return "", osError("resolve", path, err)
-	}
-	if !found {
-		return "", &abi.CallError{Code: abi.CodeNotFound, Message: path + " does not exist"}
-	}
-	if full != rp {
-		if cerr := allowed(st, access{call: call, path: path, target: full}); cerr != nil {
-			return "", cerr
-		}
-	}
-	return full, nil
-}
-
-func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.CallError) {
-	full, cerr := resolveReadable(st, abi.CallFSRead, req.Path)
+// locateReadable locates path for reading its content: where it is, then
+// where its final symlink leads, each checked against fs_read for call. The
+// caller closes the location.
+func locateReadable(st *callState, call, path string) (*location, *abi.CallError) {
+	l, cerr := locate(path)
 	if cerr != nil {
 		return nil, cerr
 	}
+	check := func(l *location) *abi.CallError {
+		return allowed(st, access{call: call, path: path, target: l.full()})
+	}
+	if cerr := check(l); cerr != nil {
+		l.close()
+		return nil, cerr
+	}
+	l, found, cerr := followFinal(l, check)
+	if cerr == nil && !found {
+		cerr = &abi.CallError{Code: abi.CodeNotFound, Message: path + " does not exist"}
+	}
+	if cerr != nil {
+		l.close()
+		return nil, cerr
+	}
+	return l, nil
+}
+
+// openReadable opens path's content for call (see locateReadable and
+// openContent).
+func openReadable(st *callState, call, path, op string) (*os.File, *abi.CallError) {
+	l, cerr := locateReadable(st, call, path)
+	if cerr != nil {
+		return nil, cerr
+	}
+	defer l.close()
+	return openContent(st, l, path, op)
+}
+
+func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.CallError) {
 	limit := st.limits.RequestBytes
 	if req.MaxBytes > 0 && req.MaxBytes < limit {
 		limit = req.MaxBytes
 	}
-	f, _, err := openRegular(full)
-	if err != nil {
-		return nil, osError("read", req.Path, err)
+	f, cerr := openReadable(st, abi.CallFSRead, req.Path, "read")
+	if cerr != nil {
+		return nil, cerr
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -185,16 +213,24 @@ func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.
 }
 
 func fsList(_ context.Context, st *callState, req abi.FSListRequest) (any, *abi.CallError) {
-	full, cerr := resolveReadable(st, abi.CallFSList, req.Path)
+	l, cerr := locateReadable(st, abi.CallFSList, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
-	entries, err := os.ReadDir(full)
+	defer l.close()
+	fd, err := unix.Openat(l.dir, l.base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, osError("list", req.Path, err)
 	}
+	f := os.NewFile(uintptr(fd), l.full())
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, osError("list", req.Path, err)
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := abi.FSListResponse{Entries: make([]abi.DirEntry, 0, len(entries))}
-	for _, e := range entries { // os.ReadDir sorts by name
+	for _, e := range entries {
 		out.Entries = append(out.Entries, abi.DirEntry{Name: e.Name(), Type: typeOf(e.Type())})
 	}
 	return out, nil

@@ -42,3 +42,15 @@ func checkMode(m uint32) *abi.CallError {
 	}
 	return nil
 }
+
+func typeOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}

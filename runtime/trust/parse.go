@@ -34,7 +34,7 @@ func DecodeGrant(v any) (Grant, error) {
 	dec.DisallowUnknownFields()
 	var g Grant
 	if err := dec.Decode(&g); err != nil {
-		return Grant{}, fmt.Errorf("grant: %w (keys: fs_read, fs_write, exec, net, users)", err)
+		return Grant{}, fmt.Errorf("grant: %w (keys: fs_read, fs_write, exec, net, users, setid)", err)
 	}
 	if len(g.ProbeExec) > 0 {
 		return Grant{}, fmt.Errorf("grant: probe_exec is a plugin capability, not a grant")
@@ -43,6 +43,9 @@ func DecodeGrant(v any) (Grant, error) {
 		for _, p := range globs {
 			if !path.IsAbs(p) {
 				return Grant{}, fmt.Errorf("grant: %s entry %q is not an absolute path glob", kind, p)
+			}
+			if !validGlob(p) {
+				return Grant{}, fmt.Errorf("grant: %s entry %q is not valid UTF-8 (or holds U+FFFD): it could not be matched byte for byte", kind, p)
 			}
 		}
 	}

@@ -6,7 +6,9 @@ package trust
 
 import (
 	"path"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -50,6 +52,7 @@ func All() Grant {
 		Exec:    []string{"/**"},
 		Net:     []string{"*"},
 		Users:   true,
+		Setid:   true,
 	}
 }
 
@@ -64,6 +67,29 @@ func (c Chain) Narrow(g Grant) Chain {
 	out := make(Chain, len(c), len(c)+1)
 	copy(out, c)
 	return append(out, g)
+}
+
+// AllowsSetid reports whether every grant in the chain has setid: true,
+// which setting a setuid or setgid bit needs. The zero chain allows it.
+func (c Chain) AllowsSetid() bool {
+	for _, g := range c {
+		if !g.Setid {
+			return false
+		}
+	}
+	return true
+}
+
+// Confined reports whether some grant in the chain narrows the filesystem:
+// one whose fs_read or fs_write does not hold "/**". Only then is there an
+// outside for a hard link inside the grant to lead to.
+func (c Chain) Confined() bool {
+	for _, g := range c {
+		if !slices.Contains(g.FSRead, "/**") || !slices.Contains(g.FSWrite, "/**") {
+			return true
+		}
+	}
+	return false
 }
 
 // Kind names a capability family.
@@ -114,7 +140,7 @@ func matchPath(globs []string, target string) bool {
 		return false
 	}
 	for _, g := range globs {
-		if !path.IsAbs(g) {
+		if !path.IsAbs(g) || !validGlob(g) {
 			continue
 		}
 		if ok, err := doublestar.Match(g, target); err == nil && ok {
@@ -126,6 +152,17 @@ func matchPath(globs []string, target string) bool {
 		}
 	}
 	return false
+}
+
+// validGlob reports whether a glob can be matched byte for byte. doublestar
+// decodes both sides as UTF-8, so every byte that is not valid UTF-8 reads as
+// U+FFFD: a glob holding one, or U+FFFD itself, would match a path holding a
+// different invalid byte (a grant of "/x/\xaa" matched "/x/\x80"). Such a
+// glob matches nothing (DecodeGrant refuses it); an invalid byte of a target
+// can then be matched only by a wildcard or a character class, never by a
+// literal.
+func validGlob(g string) bool {
+	return utf8.ValidString(g) && !strings.ContainsRune(g, utf8.RuneError)
 }
 
 // matchNet matches host[:port] against entries "host", "host:port" or "*".

@@ -34,6 +34,10 @@ type Capabilities struct {
 	Exec    []string `json:"exec,omitempty"`
 	Net     []string `json:"net,omitempty"`
 	Users   bool     `json:"users,omitempty"`
+	// Setid is a grant key (a plugin need not request it): writing, chmod-ing
+	// or creating a file or directory with the setuid or setgid bit needs it
+	// in every grant of the caller's chain (docs/security.md, "Filesystem").
+	Setid bool `json:"setid,omitempty"`
 	// ProbeExec lists read-only commands the plugin may run in read-only modes
 	// (ccm_status, noop, health-check-only), as argv prefixes joined by single
 	// spaces: "/usr/bin/dpkg-query -W". See ExecRequest.Probe.
