@@ -72,15 +72,7 @@ type Result struct {
 // status.
 func Run(tb testing.TB, dir string, env []string, args ...string) Result {
 	tb.Helper()
-	cmd := exec.Command(Binary(tb), args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + os.Getenv("HOME"),
-		"CCM_CACHE_DIR=" + cacheDir,
-		"CCM_PLUGIN_PATH=", // no operator plugins unless a test sets its own
-		"NO_COLOR=1",
-	}, env...)
+	cmd := Command(tb, dir, env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -93,6 +85,22 @@ func Run(tb testing.TB, dir string, env []string, args ...string) Result {
 		tb.Fatalf("running ccm %s: %v", strings.Join(args, " "), err)
 	}
 	return res
+}
+
+// Command is the command Run runs, for a test that starts ccm itself (to
+// signal it midway, say).
+func Command(tb testing.TB, dir string, env []string, args ...string) *exec.Cmd {
+	tb.Helper()
+	cmd := exec.Command(Binary(tb), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+		"CCM_CACHE_DIR=" + cacheDir,
+		"CCM_PLUGIN_PATH=", // no operator plugins unless a test sets its own
+		"NO_COLOR=1",
+	}, env...)
+	return cmd
 }
 
 // Fake is the absolute path of testdata/fakes/NAME.
