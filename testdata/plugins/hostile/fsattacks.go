@@ -89,8 +89,11 @@ func fsRace(p props) string {
 			continue
 		}
 		acted++
-		if leak != "" && strings.Contains(string(resp.Ok), leak) {
-			leaks = append(leaks, call)
+		if call == abi.CallFSRead {
+			var r abi.FSReadResponse
+			if json.Unmarshal(resp.Ok, &r) == nil && leak != "" && strings.Contains(string(r.Content), leak) {
+				leaks = append(leaks, call+" read "+leak)
+			}
 		}
 		if call == abi.CallFSList {
 			var l abi.FSListResponse
