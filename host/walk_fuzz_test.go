@@ -85,3 +85,38 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLocate is the walk every filesystem host call makes to its
+// target's directory: openat2 in one call for a path without symlinks, one
+// openat per component when a symlink is on the way (or openat2 is missing).
+func BenchmarkLocate(b *testing.B) {
+	root := tempDir(b)
+	deep := filepath.Join(root, "a", "b", "c", "d")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink("a/b", filepath.Join(root, "link")); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name, path   string
+		perComponent bool
+	}{
+		{"no symlink", filepath.Join(deep, "f"), false},
+		{"no symlink, per component", filepath.Join(deep, "f"), true},
+		{"through a symlink", filepath.Join(root, "link", "c", "d", "f"), false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			was := noOpenat2.Load()
+			noOpenat2.Store(bc.perComponent)
+			defer noOpenat2.Store(was)
+			for b.Loop() {
+				l, cerr := locate(bc.path)
+				if cerr != nil {
+					b.Fatal(cerr)
+				}
+				l.close()
+			}
+		})
+	}
+}
