@@ -24,8 +24,9 @@
 //     dispatch of the ccm_* host functions; the caller carried in each
 //     call's context; the two ways documents travel (Extism kernel blocks,
 //     the stdio transport).
-//   - allowed.go, paths.go, probe.go, errors.go: the check, path
-//     resolution, probe commands in read-only modes, error codes.
+//   - allowed.go, paths.go, probe.go, errors.go: the check, the walk to a
+//     path's directory on descriptors, probe commands in read-only modes,
+//     error codes.
 //   - fsread.go, fswrite.go, dirsync.go, mode.go, exec.go, ids.go,
 //     lookup.go: the OS work of each host call.
 //   - lock.go: the run locks (PluginInfo.Lock) around mutating ccm_apply
@@ -41,13 +42,18 @@
 //
 // # Notes
 //
-//   - Linux only: it relies on process groups, lchown and os.Root.
-//   - Paths are checked after resolving symlinks in their parent components,
-//     and mutations then run through an os.Root opened on the resolved parent,
-//     so the final component is never followed out of its directory. A
-//     symlink swapped into a parent component between the check and the
-//     os.Root open is not detected: that race needs someone else with write
-//     access to a parent directory of the target while ccm runs.
+//   - Linux only: it relies on process groups, openat2 (with a fallback) and
+//     /proc/self/fd.
+//   - Filesystem calls walk to their target's directory on descriptors
+//     (paths.go: openat2 with RESOLVE_NO_SYMLINKS, else one O_NOFOLLOW
+//     openat per component, symlinks followed by the walk itself), match the
+//     grant on the exact path of the descriptor the walk ended on, and then
+//     act only through it (*at calls, O_NOFOLLOW, fstat-checked
+//     descriptors): a component swapped for a symlink after the check
+//     changes nothing. In confined scopes a hard-linked regular file is
+//     refused for read, checksum, source, chmod and chown; setuid/setgid
+//     modes need setid in every grant; content is read only from regular
+//     files (docs/security.md, "Filesystem").
 //   - A batch (ApplyBatch) is one plugin call, so it gets one deadline:
 //     Limits.CallTimeout per request, as one by one, but at most
 //     max(CallTimeout, 10 minutes), so a runaway guest in a batch of 256 is
