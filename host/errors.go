@@ -35,8 +35,3 @@ func osError(op, path string, err error) *abi.CallError {
 	}
 	return &abi.CallError{Code: code, Message: fmt.Sprintf("%s %s: %v", op, path, err)}
 }
-
-// notExist reports a missing path (or a parent that is not a directory).
-func notExist(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
-}

@@ -125,12 +125,14 @@ func contentFile(st *callState, sys *unix.Stat_t, path, op string) *abi.CallErro
 	return hardLinkRule(st, sys, op, path)
 }
 
-// hardLinkRule refuses, in a confined scope, a regular file with more than
-// one hard link (see openContent): reading, hashing, copying, chmod and
-// chown of it. Replacing it (a write renames a new file over the name) and
-// removing the name stay allowed: they touch only the name in the grant.
+// hardLinkRule refuses, in a confined scope, a file with more than one hard
+// link (see openContent): reading, hashing, copying, chmod and chown of it.
+// Not only regular files: a second link to a device node or a symlink
+// outside the grant is as dangerous to chmod or chown. Replacing it (a write
+// renames a new file over the name) and removing the name stay allowed:
+// they touch only the name in the grant. Directories cannot be hard-linked.
 func hardLinkRule(st *callState, sys *unix.Stat_t, op, path string) *abi.CallError {
-	if sys.Mode&unix.S_IFMT == unix.S_IFREG && sys.Nlink > 1 && st.caller.Grants.Confined() {
+	if sys.Mode&unix.S_IFMT != unix.S_IFDIR && sys.Nlink > 1 && st.caller.Grants.Confined() {
 		return denied("%s refused for %s: it has %d hard links, and in a scope confined by grants a hard-linked file may be a file outside the grant (replace or remove it instead)", op, path, sys.Nlink)
 	}
 	return nil
