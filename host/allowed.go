@@ -10,8 +10,9 @@ type access struct {
 	call string
 	// path is the target as the plugin wrote it, for messages.
 	path string
-	// target is what grants match: the path with its parent components'
-	// symlinks resolved (fs), or the absolute executable (exec).
+	// target is what grants match: the exact path of what the call then
+	// acts on through a descriptor (fs, see location), or the absolute
+	// executable (exec).
 	target string
 	// exec is the ccm_exec request, for the probe rule of read-only modes.
 	exec *abi.ExecRequest
