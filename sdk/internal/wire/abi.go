@@ -159,6 +159,7 @@ func (e *encoder) pluginInfo(v abi.PluginInfo) {
 	co.strsOmit("exec", c.Exec)
 	co.strsOmit("net", c.Net)
 	co.boolOmit("users", c.Users)
+	co.boolOmit("setid", c.Setid)
 	co.strsOmit("probe_exec", c.ProbeExec)
 	co.end()
 	o.end()
