@@ -28,8 +28,8 @@ import (
 // event to check. @WORK@ and @SENT@ are replaced.
 func fsCases() []hostileCase {
 	return []hostileCase{
-		{attack: "fs_race", props: `dir: "@WORK@/swap", leak: "root:$6$", count: 1600`,
-			want: []string{"fs_race: 1600 calls: ", "nothing outside read"}},
+		{attack: "fs_race", props: `dir: "@WORK@/swap", leak: "root:$6$", count: 800`,
+			want: []string{"fs_race: 800 calls: ", "nothing outside read"}},
 		{attack: "hardlink_read", props: `op: read, path: "@WORK@/hardshadow"`,
 			want: []string{"ccm_fs_read: denied: read refused for @WORK@/hardshadow: it has 2 hard links"}},
 		{attack: "hardlink_checksum", props: `op: checksum, path: "@WORK@/hardshadow"`,
