@@ -252,6 +252,20 @@ func TestFSHardLink(t *testing.T) {
 	if _, err := os.Stat(secret); err != nil {
 		t.Fatal(err)
 	}
+	// Not only regular files: a second link to an outside FIFO (or device
+	// node) is not chmod-ed or chown-ed either.
+	if err := unix.Mkfifo(filepath.Join(out, "pipe"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(out, "pipe"), filepath.Join(work, "pipe")); err != nil {
+		t.Fatal(err)
+	}
+	if _, cerr := fsChmod(ctx, st, abi.FSChmodRequest{Path: filepath.Join(work, "pipe"), Mode: 0o666}); cerr == nil || !strings.Contains(cerr.Message, "it has 2 hard links") {
+		t.Errorf("chmod of a hard link to an outside FIFO: %v", cerr)
+	}
+	if fi, _ := os.Stat(filepath.Join(out, "pipe")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the outside FIFO was chmod-ed: %v", fi.Mode())
+	}
 	// Unconfined (no grants; or a grant of /**): an ordinary file.
 	for _, chain := range []trust.Chain{nil, {trust.All()}} {
 		if err := os.Link(secret, filepath.Join(work, "hl3")); err != nil {
