@@ -16,6 +16,9 @@ type access struct {
 	target string
 	// exec is the ccm_exec request, for the probe rule of read-only modes.
 	exec *abi.ExecRequest
+	// interp marks the check of a script's #! interpreter: the probe rule
+	// was decided on the script itself.
+	interp bool
 }
 
 // callKind tells which capability a host call needs and whether it mutates;
@@ -57,8 +60,10 @@ func allowed(st *callState, a access) *abi.CallError {
 	if mutating && mode.ReadOnly() {
 		return denied("%s refused for %s: %s mode is read-only", a.call, a.path, mode)
 	}
-	if a.call == abi.CallExec && mode.ReadOnly() && st.caps != nil && !probeAllowed(st, a.exec, a.target) {
-		return denied("%s refused for %s: %s mode runs only probes (probe: true) whose command is one of the resource's properties or starts with one of the plugin's probe_exec entries", a.call, a.target, mode)
+	if a.call == abi.CallExec && mode.ReadOnly() && st.caps != nil && !a.interp {
+		if why := probeRefused(st, a.exec, a.target); why != "" {
+			return denied("%s refused for %s: %s mode runs only probes: %s", a.call, a.target, mode, why)
+		}
 	}
 	what := string(kind) + " not granted"
 	if kind == trust.Users {

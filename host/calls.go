@@ -147,6 +147,8 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 		caller:     caller,
 		caps:       &caps,
 		properties: req.Properties,
+		builtin:    p.origin == builtinOrigin && !p.registered,
+		guards:     info.Guards,
 		hostCalls:  true,
 		limits:     h.limits.lowered(caller.Limits),
 		names:      &h.names,

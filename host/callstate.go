@@ -23,6 +23,12 @@ type callState struct {
 	// properties are the request's properties: a read-only probe exec may run
 	// a command line written in one of them.
 	properties map[string]any
+	// builtin marks a plugin shipped inside ccm: its probe_exec and guards
+	// are honoured on its own word in read-only modes; any other plugin's
+	// probe_exec needs the grants' (probe.go).
+	builtin bool
+	// guards are the plugin's PluginInfo.Guards.
+	guards []string
 	// hostCalls is false for ccm_describe and ccm_validate, which must not
 	// touch the system (ccm_log stays open).
 	hostCalls bool

@@ -29,6 +29,11 @@
 //     error codes.
 //   - fsread.go, fswrite.go, dirsync.go, mode.go, exec.go, ids.go,
 //     lookup.go: the OS work of each host call.
+//   - program.go: an exec's program resolved, opened once (O_PATH) and run
+//     from that descriptor, its #! interpreter checked too; descriptors
+//     above 2 made close-on-exec before each exec (docs/security.md, "Exec").
+//   - testdispatch.go: TestDispatcher, the real handlers and checks for
+//     plugin unit tests (plugins/internal/fakehost); unused by ccm itself.
 //   - lock.go: the run locks (PluginInfo.Lock) around mutating ccm_apply
 //     calls, a flock shared by every ccm process.
 //   - testhooks_on.go / testhooks_off.go: the exec redirect and lock

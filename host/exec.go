@@ -33,23 +33,43 @@ func execCall(ctx context.Context, st *callState, req abi.ExecRequest) (any, *ab
 }
 
 // runExecCall checks and runs one command (for ccm_exec and Host.Exec).
+// Every exec of the host passes here (plugin execs, the exec type and its
+// guards, health checks, probes): the program is resolved and opened once,
+// the grant is matched on what was opened, every environment entry passes
+// the env rule, and the child runs that open file, never the name again
+// (docs/security.md, "Exec").
 func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.ExecResponse, *abi.CallError) {
-	argv, exe, cerr := execTarget(req)
+	argv, name, cerr := execTarget(req)
 	if cerr != nil {
 		return abi.ExecResponse{}, cerr
 	}
-	if cerr := allowed(st, access{call: abi.CallExec, path: argv[0], target: exe, exec: &req}); cerr != nil {
-		return abi.ExecResponse{}, cerr
-	}
-	cwd := req.Cwd
-	if cwd == "" {
-		cwd = "/"
-	}
-	if cerr := checkClean(cwd); cerr != nil {
-		return abi.ExecResponse{}, invalid("cwd: %s", cerr.Message)
-	}
 	if req.TimeoutMS < 0 {
 		return abi.ExecResponse{}, invalid("timeout_ms %d is negative", req.TimeoutMS)
+	}
+	prog, cerr := openProgram(name, envPath(req.Env))
+	if cerr != nil {
+		return abi.ExecResponse{}, cerr
+	}
+	defer prog.close()
+	if cerr := allowed(st, access{call: abi.CallExec, path: name, target: prog.path, exec: &req}); cerr != nil {
+		return abi.ExecResponse{}, cerr
+	}
+	if cerr := prog.openInterp(); cerr != nil {
+		return abi.ExecResponse{}, cerr
+	}
+	if prog.interp != nil {
+		if cerr := allowed(st, access{call: abi.CallExec, path: prog.interpName + " (the #! interpreter of " + prog.path + ")", target: prog.interp.path, exec: &req, interp: true}); cerr != nil {
+			return abi.ExecResponse{}, cerr
+		}
+	}
+	for _, kv := range req.Env {
+		if rule := st.caller.Grants.EnvAllowed(kv); rule != "" {
+			return abi.ExecResponse{}, denied("environment of %s refused: %s", prog.path, rule)
+		}
+	}
+	cwd, cerr := execCwd(st, req.Cwd)
+	if cerr != nil {
+		return abi.ExecResponse{}, cerr
 	}
 	maxOut := st.limits.ExecOutputBytes
 	if req.MaxOutput > 0 && req.MaxOutput < maxOut {
@@ -65,13 +85,41 @@ func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.E
 	}
 	// Test builds only (testhooks_on.go): run a fake in place of the
 	// approved program; the check above saw the real path.
-	exe, extraEnv := testExecRedirect(exe)
-	return runCommand(ctx, exe, argv, append(req.Env[:len(req.Env):len(req.Env)], extraEnv...), cwd, req.Stdin, timeout, maxOut)
+	if to, extraEnv := testExecRedirect(prog.path); to != prog.path {
+		return runCommand(ctx, to, argv, append(req.Env[:len(req.Env):len(req.Env)], extraEnv...), cwd, req.Stdin, timeout, maxOut)
+	}
+	path, argv := prog.command(argv)
+	return runCommand(ctx, path, argv, req.Env, cwd, req.Stdin, timeout, maxOut)
 }
 
-// execTarget returns the argv to run and the absolute executable the grant
-// is matched on: /bin/sh for a shell command, argv[0] when absolute, else
-// argv[0] looked up in the request's PATH.
+// execCwd checks the working directory: "/" when unset; any other must be
+// an absolute, clean directory the caller may read (fs_read on its resolved
+// path), so a probe for existence goes through the grant like any read.
+func execCwd(st *callState, cwd string) (string, *abi.CallError) {
+	if cwd == "" || cwd == "/" {
+		return "/", nil
+	}
+	if cerr := checkClean(cwd); cerr != nil {
+		return "", invalid("cwd: %s", cerr.Message)
+	}
+	resolved, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		resolved = cwd
+	}
+	if cerr := allowed(st, access{call: abi.CallFSStat, path: cwd, target: resolved}); cerr != nil {
+		return "", denied("cwd %s: %s", cwd, cerr.Message)
+	}
+	// A missing working directory makes the start fail with ENOENT, which
+	// would otherwise read as if the program were missing.
+	if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
+		return "", &abi.CallError{Code: abi.CodeNotFound, Message: fmt.Sprintf("working directory %s does not exist or is not a directory", cwd)}
+	}
+	return resolved, nil
+}
+
+// execTarget returns the argv to run and the program as written: /bin/sh
+// for a shell command, else argv[0] (absolute, or a bare name looked up in
+// the request's PATH).
 func execTarget(req abi.ExecRequest) ([]string, string, *abi.CallError) {
 	if req.Shell {
 		if req.Command == "" || len(req.Argv) > 0 {
@@ -90,13 +138,8 @@ func execTarget(req abi.ExecRequest) ([]string, string, *abi.CallError) {
 		if cerr := checkClean(name); cerr != nil {
 			return nil, "", invalid("argv[0]: %s; give an absolute path or a bare name looked up in PATH", cerr.Message)
 		}
-		return req.Argv, name, nil
 	}
-	exe, cerr := lookPath(name, envPath(req.Env))
-	if cerr != nil {
-		return nil, "", cerr
-	}
-	return req.Argv, exe, nil
+	return req.Argv, name, nil
 }
 
 // envPath is the last PATH= of env, or DefaultPath.
@@ -142,6 +185,7 @@ func runCommand(ctx context.Context, exe string, argv, env []string, cwd string,
 	}
 	stdout, stderr := &capWriter{max: maxOut}, &capWriter{max: maxOut}
 	cmd := exec.CommandContext(cctx, exe)
+	cmd.Path, cmd.Err = exe, nil // never looked up again by name
 	cmd.Args = argv
 	cmd.Env = append([]string{}, env...) // non-nil: nothing inherited from the host
 	cmd.Dir = cwd
@@ -153,12 +197,9 @@ func runCommand(ctx context.Context, exe string, argv, env []string, cwd string,
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
 
-	// A missing working directory makes the start fail with ENOENT, which
-	// would otherwise read as if the program were missing.
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return abi.ExecResponse{}, &abi.CallError{Code: abi.CodeNotFound, Message: fmt.Sprintf("working directory %s does not exist or is not a directory", cwd)}
-	}
-
+	// The child gets 0, 1 and 2 only: every other descriptor of this
+	// process, also one it inherited, is close-on-exec.
+	closeOnExecAbove2()
 	err := cmd.Run()
 	resp := abi.ExecResponse{
 		Stdout:    stdout.buf.String(),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func TestHostExec(t *testing.T) {
 		want   string
 		err    string
 	}{
-		{name: "health check in health-check mode", caller: trust.Caller{Mode: trust.ModeHealthCheck, Grants: trust.Chain{{Exec: []string{"/bin/sh"}}}},
+		{name: "health check in health-check mode", caller: trust.Caller{Mode: trust.ModeHealthCheck, Grants: trust.Chain{{Exec: []string{resolvedSh(t)}}}},
 			req: abi.ExecRequest{Shell: true, Command: "echo OK"}, want: "OK\n"},
 		{name: "not granted", caller: trust.Caller{Resource: "file#/x", Grants: trust.Chain{{Exec: []string{"/bin/sh"}}}},
 			req: abi.ExecRequest{Argv: []string{"/usr/bin/id"}}, err: "file#/x: ccm_exec: denied: exec not granted for /usr/bin/id"},
@@ -139,5 +140,70 @@ func TestHostExec(t *testing.T) {
 				t.Fatalf("got %+v, %v", got, err)
 			}
 		})
+	}
+}
+
+// resolvedSh is /bin/sh with every symlink resolved: what an exec grant is
+// matched on (on Debian, /usr/bin/dash).
+func resolvedSh(t *testing.T) string {
+	t.Helper()
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+// TestExecProgramPinned: a script runs its checked interpreter with its
+// resolved path as $0's argument; a symlink to it is matched on its
+// target; an inherited descriptor (fd 9 here, not close-on-exec) never
+// reaches the child, which holds 0, 1 and 2 only.
+func TestExecProgramPinned(t *testing.T) {
+	h := sharedHost(t)
+	dir, err := filepath.EvalSymlinks(tempDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "s.sh")
+	fds := filepath.Join(dir, "fds")
+	mustWrite(t, script, "#!/bin/sh -e\necho \"$0\"; exec ls -l /proc/self/fd/ > "+fds+"\n", 0o755)
+	secret := filepath.Join(dir, "secret")
+	mustWrite(t, secret, "x", 0o600)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(script, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Dup2(int(f.Fd()), 9); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(9)
+	caller := trust.Caller{Grants: trust.Chain{{Exec: []string{script, resolvedSh(t)}}}}
+	out, err := h.Exec(context.Background(), caller, abi.ExecRequest{Argv: []string{link}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stdout != script+"\n" {
+		t.Fatalf("stdout %q, want the resolved script (stderr %q)", out.Stdout, out.Stderr)
+	}
+	listing, err := os.ReadFile(fds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(listing)), "\n")[1:] {
+		fields := strings.Fields(line)
+		fd, target := fields[len(fields)-3], fields[len(fields)-1]
+		// ls holds the directory it lists on 3.
+		if fd != "0" && fd != "1" && fd != "2" && (fd != "3" || !strings.HasPrefix(target, "/proc/")) {
+			t.Errorf("the child holds fd %s -> %s", fd, target)
+		}
+	}
+	caller.Grants = trust.Chain{{Exec: []string{link, resolvedSh(t)}}}
+	if _, err := h.Exec(context.Background(), caller, abi.ExecRequest{Argv: []string{link}}); err == nil || !strings.Contains(err.Error(), "exec not granted for "+link+" (resolved to "+script+")") {
+		t.Fatalf("grant on the link: %v", err)
 	}
 }

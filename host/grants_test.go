@@ -130,6 +130,9 @@ func TestGrantsExec(t *testing.T) {
 	}
 	tool := filepath.Join(bin, "tool")
 	mustWrite(t, tool, "#!/bin/sh\necho tool ran\n", 0o755)
+	// An ungranted executable is refused before a byte of it is read.
+	secret := filepath.Join(bin, "secret")
+	mustWrite(t, secret, "#!token-c0ffee\n", 0o755)
 	tests := []struct {
 		name  string
 		grant trust.Grant
@@ -138,16 +141,24 @@ func TestGrantsExec(t *testing.T) {
 		code  string
 		msg   string
 	}{
-		{name: "PATH lookup, granted", grant: trust.Grant{Exec: []string{tool, "/bin/sh"}},
+		{name: "PATH lookup, granted", grant: trust.Grant{Exec: []string{tool, resolvedSh(t)}, Env: []string{"PATH"}},
 			req: abi.ExecRequest{Argv: []string{"tool"}, Env: []string{"PATH=/nonexistent:relative:" + bin}}, out: "tool ran\n"},
 		{name: "PATH lookup, matched on the resolved path", grant: trust.Grant{Exec: []string{"/usr/bin/*"}},
 			req: abi.ExecRequest{Argv: []string{"tool"}, Env: []string{"PATH=" + bin}}, code: abi.CodeDenied, msg: "exec not granted for tool (resolved to " + tool + ")"},
+		{name: "a PATH beyond the system directories needs env", grant: trust.Grant{Exec: []string{tool, resolvedSh(t)}},
+			req: abi.ExecRequest{Argv: []string{"tool"}, Env: []string{"PATH=" + bin}}, code: abi.CodeDenied, msg: `PATH can make the program load or run other code; it needs an env entry "PATH"`},
 		{name: "absolute, not granted", grant: trust.Grant{Exec: []string{"/usr/bin/true"}},
 			req: abi.ExecRequest{Argv: []string{"/usr/bin/id"}}, code: abi.CodeDenied, msg: "exec not granted for /usr/bin/id"},
 		{name: "default PATH", grant: trust.Grant{Exec: []string{"/usr/bin/id"}},
 			req: abi.ExecRequest{Argv: []string{"id", "-u"}}, out: "0\n"},
-		{name: "shell needs /bin/sh", grant: trust.Grant{Exec: []string{"/usr/bin/*"}},
+		{name: "shell needs /bin/sh", grant: trust.Grant{Exec: []string{"/usr/bin/id"}},
 			req: abi.ExecRequest{Shell: true, Command: "true"}, code: abi.CodeDenied, msg: "exec not granted for /bin/sh"},
+		{name: "nothing of an ungranted program is read", grant: trust.Grant{Exec: []string{tool}},
+			req: abi.ExecRequest{Argv: []string{secret}}, code: abi.CodeDenied, msg: "exec not granted for " + secret + ";"},
+		{name: "a script's interpreter is matched too", grant: trust.Grant{Exec: []string{tool}},
+			req: abi.ExecRequest{Argv: []string{tool}}, code: abi.CodeDenied, msg: "exec not granted for /bin/sh (the #! interpreter of " + tool + ") (resolved to " + resolvedSh(t) + ")"},
+		{name: "symlinked /bin/sh is matched on its target", grant: trust.Grant{Exec: []string{"/bin/sh"}},
+			req: abi.ExecRequest{Shell: true, Command: "true"}, code: abi.CodeDenied, msg: "exec not granted for /bin/sh (resolved to " + resolvedSh(t) + ")"},
 		{name: "not in PATH", grant: trust.All(),
 			req: abi.ExecRequest{Argv: []string{"no-such-tool-ccm"}}, code: abi.CodeNotFound, msg: `executable "no-such-tool-ccm" not found in PATH`},
 		{name: "relative argv[0]", grant: trust.All(),

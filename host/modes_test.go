@@ -122,6 +122,7 @@ func TestReadOnlyExecProbes(t *testing.T) {
 		{name: "unknown command", req: abi.ExecRequest{Argv: []string{"true"}, Probe: true}, denied: true},
 		{name: "prefix does not cover shell", req: abi.ExecRequest{Shell: true, Command: "/usr/bin/id -u; touch /x", Probe: true}, denied: true},
 		{name: "prefix must match whole words", req: abi.ExecRequest{Argv: []string{"id", "-un"}, Probe: true}, denied: true},
+		{name: "a property not declared a guard", req: abi.ExecRequest{Argv: []string{"test", "-e", "/"}, Probe: true}, denied: true},
 		{name: "extra argument after guard", req: abi.ExecRequest{Argv: []string{"test", "-d", "/", "-o", "x"}, Probe: true}, denied: true},
 	}
 	for _, tt := range tests {
@@ -130,6 +131,7 @@ func TestReadOnlyExecProbes(t *testing.T) {
 				"onlyif":  "test -d /",
 				"unless":  []any{`test -n "a b"`},
 				"command": "test -d / && true",
+				"other":   "test -e /",
 				"calls":   toAny(t, []hc{{abi.CallExec, tt.req}}),
 			}})
 			if err != nil || res.Error != "" {
@@ -171,6 +173,51 @@ func TestApplyModeReachesPlugin(t *testing.T) {
 			if res.State["noop"] != tt.noop || res.State["health_check_only"] != tt.health {
 				t.Fatalf("plugin saw %v", res.State)
 			}
+		})
+	}
+}
+
+// TestThirdPartyProbes: a registered (third-party) plugin's own probe_exec
+// and guards are not enough in a read-only mode; its probe runs only when
+// every grant of the chain has a matching probe_exec entry.
+func TestThirdPartyProbes(t *testing.T) {
+	t.Parallel()
+	h := newBareHost(t)
+	ctx := context.Background()
+	id, _, err := h.Register(ctx, probeFile(t, tempDir(t), "vendor.wasm"), probeSum())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idProbe := abi.ExecRequest{Argv: []string{"/usr/bin/id", "-u"}, Probe: true}
+	guard := abi.ExecRequest{Argv: []string{"test", "-d", "/"}, Probe: true}
+	vouched := trust.Grant{Exec: []string{"/usr/bin/*"}, ProbeExec: []string{"/usr/bin/id -u"}}
+	tests := []struct {
+		name  string
+		chain trust.Chain
+		req   abi.ExecRequest
+		want  string // "" runs
+	}{
+		{"plugin's own probe_exec, not vouched", trust.Chain{{Exec: []string{"/usr/bin/*"}}}, idProbe, "grant 1 of 1 has none for /usr/bin/id -u"},
+		{"vouched by the grant", trust.Chain{vouched}, idProbe, ""},
+		{"vouched by one grant of two", trust.Chain{vouched, {Exec: []string{"/usr/bin/*"}}}, idProbe, "grant 2 of 2 has none"},
+		{"vouched by both", trust.Chain{vouched, vouched}, idProbe, ""},
+		{"a third-party guard is not honoured", trust.Chain{vouched}, guard, "neither a built-in type's guard"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := h.Apply(ctx, trust.Caller{Plugin: id, Grants: tt.chain, Mode: trust.ModeNoop}, abi.Request{Type: "probe", Name: "t", Properties: map[string]any{
+				"onlyif": "test -d /",
+				"calls":  toAny(t, []hc{{abi.CallExec, tt.req}}),
+			}})
+			if err != nil || res.Error != "" {
+				t.Fatalf("Apply: %v %s", err, res.Error)
+			}
+			r := responses(t, res.State)[0]
+			if tt.want != "" {
+				wantCode(t, r, abi.CodeDenied, tt.want)
+				return
+			}
+			okInto(t, r, nil)
 		})
 	}
 }

@@ -108,6 +108,9 @@ func (p *plugin) describe(ctx context.Context) (abi.PluginInfo, error) {
 	if !slices.Contains(SupportedABIs, info.ABI) {
 		return abi.PluginInfo{}, abiMismatch(p.typ, info.ABI)
 	}
+	if len(info.Capabilities.Env) > 0 {
+		return abi.PluginInfo{}, fmt.Errorf("plugin for type %q requests env in its capabilities; env is a grant key only, given by the operator (docs/security.md, \"Exec\")", p.typ)
+	}
 	switch {
 	case p.registered:
 		// A registered file: its type is what it describes (Register checks it).

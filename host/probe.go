@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -8,59 +9,84 @@ import (
 	"github.com/ccm-dev/ccm/sdk/shellwords"
 )
 
-// probeAllowed applies the read-only-mode exec rule of abi.ExecRequest: the
-// request must be marked Probe, and its command must be either a string the
-// manifest author wrote in the resource's properties (a guard such as exec
-// onlyif) or, for argv commands only, start with one of the plugin's
-// ProbeExec prefixes. A shell command never matches a prefix: a prefix says
-// nothing about what follows a ";" in a shell line.
-func probeAllowed(st *callState, req *abi.ExecRequest, exe string) bool {
+// probeRefused applies the read-only-mode exec rule (noop, health-check-only,
+// status; docs/security.md, "Exec"): nothing may change, so a plugin runs
+// only probes, and who may call a program read-only is decided here, never
+// by a third-party plugin alone. The request must be marked Probe, and
+// either
+//
+//   - the plugin is built in and the command is the value of one of its
+//     declared guard properties (PluginInfo.Guards: exec's onlyif and
+//     unless), written by the manifest author and run as Puppet runs them;
+//   - or the argv starts with one of the plugin's ProbeExec prefixes and,
+//     unless the plugin is built in, with a probe_exec prefix of every
+//     grant of the chain: the operator vouches for the program, not the
+//     plugin. (The zero chain, an unconfined root, vouches for all.)
+//
+// A shell command never matches a prefix: a prefix says nothing about what
+// follows a ";" in a shell line. exe is the resolved executable. It returns
+// "" when the exec may run, else why not.
+func probeRefused(st *callState, req *abi.ExecRequest, exe string) string {
 	if req == nil || !req.Probe {
-		return false
+		return "the request is not marked probe: true"
 	}
-	written := propertyStrings(st.properties, st.caller.Properties)
+	if st.builtin && isGuard(st, req) {
+		return ""
+	}
 	if req.Shell {
-		return slices.Contains(written, req.Command)
+		return "a shell command runs only as the value of a built-in type's guard property (exec onlyif, unless)"
 	}
-	for _, s := range written {
-		// The exec plugin splits its guards with the same package.
-		if words, err := shellwords.Split(s); err == nil && slices.Equal(words, req.Argv) {
-			return true
+	if !slices.ContainsFunc(st.caps.ProbeExec, func(p string) bool { return prefixMatches(p, exe, req.Argv) }) {
+		return "the command is neither a built-in type's guard nor starts with one of the plugin's probe_exec entries"
+	}
+	if st.builtin {
+		return ""
+	}
+	for i, g := range st.caller.Grants {
+		if !slices.ContainsFunc(g.ProbeExec, func(p string) bool { return prefixMatches(p, exe, req.Argv) }) {
+			return fmt.Sprintf("a third-party plugin's probe_exec needs a matching probe_exec entry in every grant of the chain (the operator vouches that the program is read-only); grant %d of %d has none for %s",
+				i+1, len(st.caller.Grants), strings.Join(append([]string{exe}, req.Argv[1:]...), " "))
 		}
 	}
-	for _, prefix := range st.caps.ProbeExec {
-		words := strings.Split(prefix, " ")
-		if len(words) == 0 || words[0] != exe || len(req.Argv) < len(words) {
-			continue
-		}
-		if slices.Equal(req.Argv[1:len(words)], words[1:]) {
-			return true
+	return ""
+}
+
+// isGuard reports whether req's command is the value of one of the
+// plugin's declared guard properties in this resource.
+func isGuard(st *callState, req *abi.ExecRequest) bool {
+	for _, m := range []map[string]any{st.properties, st.caller.Properties} {
+		for _, name := range st.guards {
+			var lines []string
+			switch v := m[name].(type) {
+			case string:
+				lines = []string{v}
+			case []any:
+				for _, e := range v {
+					if s, ok := e.(string); ok {
+						lines = append(lines, s)
+					}
+				}
+			}
+			for _, s := range lines {
+				if req.Shell && s == req.Command {
+					return true
+				}
+				// The exec plugin splits its guards with the same package.
+				if words, err := shellwords.Split(s); !req.Shell && err == nil && slices.Equal(words, req.Argv) {
+					return true
+				}
+			}
 		}
 	}
 	return false
 }
 
-// propertyStrings collects the string values of the property maps and the
-// strings in their list values: where a manifest author writes commands
-// (exec onlyif, unless). Deeper values are not commands and are left out,
-// so a nested document cannot smuggle one in.
-func propertyStrings(maps ...map[string]any) []string {
-	var out []string
-	for _, m := range maps {
-		for _, v := range m {
-			switch v := v.(type) {
-			case string:
-				out = append(out, v)
-			case []string:
-				out = append(out, v...)
-			case []any:
-				for _, e := range v {
-					if s, ok := e.(string); ok {
-						out = append(out, s)
-					}
-				}
-			}
-		}
+// prefixMatches reports whether argv, run as the resolved exe, starts with
+// prefix: a program path and leading arguments joined by single spaces.
+func prefixMatches(prefix, exe string, argv []string) bool {
+	words := strings.Split(prefix, " ")
+	if len(words) == 0 || words[0] != exe || len(argv) < len(words) {
+		return false
 	}
-	return out
+	return slices.Equal(argv[1:len(words)], words[1:])
 }

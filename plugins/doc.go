@@ -10,5 +10,7 @@
 //
 // This package imports only embed and io/fs. The plugin sources import only the sdk,
 // plugins/internal/props and the standard library; plugins/internal/fakehost
-// is for their tests. Nothing here may import host/ or runtime/.
+// is for their tests (a thin adapter over host.TestDispatcher, so plugin
+// tests meet the host's real rules). Apart from that test adapter, nothing
+// here may import host/ or runtime/.
 package plugins

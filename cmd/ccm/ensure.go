@@ -15,6 +15,7 @@ import (
 	"github.com/ccm-dev/ccm/runtime/facts"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/sessionstore"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +36,7 @@ type ensureGroup struct {
 	natsContext    string
 	detailed       bool
 	color          string
+	grantsFile     string
 	sessionFlag    *cobra.Command // where --session is defined, to ask Changed
 }
 
@@ -79,6 +81,7 @@ and expressions.`,
 	f.StringVar(&g.natsContext, "context", "CCM", "NATS context `NAME` (accepted for compatibility; this version has no NATS features)")
 	f.BoolVar(&g.detailed, "detailed-exitcodes", false, "exit 0 no change, 2 changed, 4 failed")
 	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never (NO_COLOR is honoured)")
+	f.StringVar(&g.grantsFile, "grants", "", "YAML/JSON `FILE` with the grant (as ccm apply --grants); needed e.g. for an exec environment variable that loads code (env)")
 
 	cmd.AddCommand(newEnsureFileCommand(g))
 	cmd.AddCommand(newEnsureExecCommand(g))
@@ -191,7 +194,20 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 	if r.plugins, err = newPluginHost(); err != nil {
 		return nil, err
 	}
+	var grants trust.Chain
+	if g.grantsFile != "" {
+		src, err := os.ReadFile(g.grantsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--grants: %w", err)
+		}
+		gr, err := trust.ParseGrant(src)
+		if err != nil {
+			return nil, fmt.Errorf("--grants %s: %w", g.grantsFile, err)
+		}
+		grants = trust.Chain{gr}
+	}
 	r.eng = engine.New(engine.Options{
+		Grants:       grants,
 		Plugins:      r.plugins,
 		Facts:        fts,
 		Environ:      data.Environ(dotenv),

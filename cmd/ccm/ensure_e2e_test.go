@@ -196,6 +196,10 @@ func TestEnsureExec(t *testing.T) {
 		{name: "noop", args: []string{"ensure", "exec", "/usr/bin/touch @DIR@/ran", "--noop"}, stdout: []string{`noop="Would have executed"`},
 			check: func(t *testing.T, dir string) { absent("ran")(t, dir) }},
 		{name: "one command only", args: []string{"ensure", "exec", "/bin/true", "x"}, code: 2, stderr: []string{"quote it"}},
+		{name: "a variable that loads code needs --grants", args: []string{"ensure", "exec", "/bin/true", "-e", "LD_PRELOAD=/nonexistent.so"}, code: 1,
+			stdout: []string{`LD_PRELOAD can make the program load or run other code; it runs only with an env entry \"LD_PRELOAD\"`}},
+		{name: "--grants names it", setup: map[string]string{"g.yaml": "fs_read: [/**]\nexec: [/**]\nenv: [LD_LIBRARY_PATH=/nonexistent, \"*\"]\n"},
+			args: []string{"ensure", "exec", "/bin/true", "-e", "LD_LIBRARY_PATH=/nonexistent", "--grants", "@DIR@/g.yaml"}, stdout: []string{"changed"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

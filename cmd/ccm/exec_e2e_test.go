@@ -194,6 +194,9 @@ func TestExecEnvironment(t *testing.T) {
 	writeTool := func(t *testing.T, dir string) {
 		// mytool lives only in @DIR@/bin and records the PATH it was given.
 		e2ePut(t, dir+"/bin/mytool", "#!/bin/sh\necho \"$PATH\" > \"$1\"\n", 0o755)
+		// A PATH beyond the system directories chooses the programs a
+		// child runs: it needs an env grant, also in the root scope.
+		e2ePut(t, dir+"/grants.yaml", "fs_read: [/**]\nfs_write: [/**]\nexec: [/**]\nusers: true\nenv: [PATH, \"*\"]\n", 0o644)
 	}
 	runE2E(t, []e2eCase{
 		{
@@ -227,6 +230,7 @@ func TestExecEnvironment(t *testing.T) {
             command: mytool @DIR@/path.out
             path: @DIR@/bin:/usr/bin:/bin
 `),
+				args:   []string{"--grants", "grants.yaml"},
 				events: []e2eEvent{{ref: "exec#tool", outcome: "changed"}},
 				files:  []e2eFile{{path: "path.out", kind: "file", content: text("@DIR@/bin:/usr/bin:/bin\n")}},
 			}},
@@ -240,7 +244,21 @@ func TestExecEnvironment(t *testing.T) {
             command: mytool @DIR@/path.out && touch @DIR@/after
             path: @DIR@/bin:/usr/bin:/bin
 `),
+				args:  []string{"--grants", "grants.yaml"},
 				files: []e2eFile{{path: "path.out", kind: "file", content: text("@DIR@/bin:/usr/bin:/bin\n")}, {path: "after", kind: "file"}},
+			}},
+		},
+		{
+			name:  "a path beyond the system directories without an env grant is refused, naming the rule",
+			setup: writeTool,
+			runs: []e2eRun{{
+				manifest: execManifest(`        - tool:
+            command: mytool @DIR@/path.out
+            path: @DIR@/bin:/usr/bin:/bin
+`),
+				exit:   1,
+				events: []e2eEvent{{ref: "exec#tool", outcome: "failed", err: `PATH can make the program load or run other code; it runs only with an env entry "PATH"`}},
+				files:  []e2eFile{{path: "path.out", kind: "absent"}},
 			}},
 		},
 		{

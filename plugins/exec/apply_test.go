@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -27,6 +28,8 @@ type execRow struct {
 	runErr    string // expected error of the real run only
 	refreshed bool
 	check     func(t *testing.T, dir string, res abi.Result, h *fakehost.Host)
+	// grants is the scope's grant chain (nil: the unconfined root).
+	grants trust.Chain
 }
 
 const touch = "/usr/bin/touch DIR/ran"
@@ -159,9 +162,17 @@ func execRows() []execRow {
 				}
 			},
 			noop: "Would have executed",
+			// A PATH beyond the system directories needs an env grant.
+			grants: trust.Chain{trust.Grant{Exec: []string{"/**"}, FSRead: []string{"/**"}, Env: []string{"PATH", "*"}}},
 			check: func(t *testing.T, dir string, _ abi.Result, h *fakehost.Host) {
 				wantLogs(t, h, "PATH="+dir+"/bin:/usr/bin:/bin")
 			},
+		},
+		{
+			name:   "path beyond the system directories without an env grant is refused",
+			props:  map[string]any{"name": "t", "command": "/usr/bin/true", "path": "DIR/bin:/usr/bin:/bin"},
+			noop:   "Would have executed",
+			runErr: `PATH can make the program load or run other code; it runs only with an env entry "PATH"`,
 		},
 		{
 			name:  "cwd defaults to /",
@@ -215,9 +226,10 @@ func TestApplyDecisionTable(t *testing.T) {
 				if row.setup != nil {
 					row.setup(t, dir)
 				}
-				h := &fakehost.Host{ReadOnly: true}
 				req := request(row, dir)
 				req.Noop = true
+				// The host reads the guards from the resource's properties.
+				h := &fakehost.Host{Info: info, ReadOnly: true, Properties: req.Properties, Grants: row.grants}
 				var res abi.Result
 				noMutation(t, dir, func() { res = (&execType{}).Apply(h, req) })
 				wantError(t, res.Error, row.wantErr)
@@ -238,7 +250,7 @@ func TestApplyDecisionTable(t *testing.T) {
 				if row.setup != nil {
 					row.setup(t, dir)
 				}
-				h := &fakehost.Host{}
+				h := &fakehost.Host{Info: info, Grants: row.grants}
 				start := time.Now()
 				res := (&execType{}).Apply(h, request(row, dir))
 				if took := time.Since(start); took > 3*time.Second {
@@ -276,9 +288,9 @@ func TestApplyDecisionTable(t *testing.T) {
 // TestApplyNoopRunsOnlyProbes: guards are sent as probes, the command never.
 func TestApplyNoopRunsOnlyProbes(t *testing.T) {
 	dir := t.TempDir()
-	h := &probeRecorder{Host: &fakehost.Host{ReadOnly: true}}
 	req := request(execRow{props: map[string]any{"name": "t", "command": touch, "onlyif": "/bin/true", "unless": "/bin/false"}}, dir)
 	req.Noop = true
+	h := &probeRecorder{Host: &fakehost.Host{Info: info, ReadOnly: true, Properties: req.Properties}}
 	res := (&execType{}).Apply(h, req)
 	if res.Error != "" || res.NoopMessage != "Would have executed" {
 		t.Fatalf("%+v", res)
@@ -306,7 +318,7 @@ func TestApplyExecRequest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &probeRecorder{Host: &fakehost.Host{}}
+			h := &probeRecorder{Host: &fakehost.Host{Info: info}}
 			(&execType{}).Apply(h, abi.Request{Name: "t", Provider: tc.provider, Properties: map[string]any{
 				"command": `/bin/echo "a b"`, "cwd": "/tmp", "timeout": "1m30s", "path": "/opt/bin", "environment": []any{"X=1"},
 			}})
@@ -323,7 +335,7 @@ func TestApplyExecRequest(t *testing.T) {
 }
 
 func TestApplyHealthCheckOnlyRunsNothing(t *testing.T) {
-	h := &fakehost.Host{ReadOnly: true}
+	h := &fakehost.Host{Info: info, ReadOnly: true}
 	req := abi.Request{Name: "t", Properties: map[string]any{"command": "/bin/true"}, HealthCheckOnly: true}
 	if res := (&execType{}).Apply(h, req); res.Error != "" || res.Changed || len(h.Calls()) != 0 {
 		t.Fatalf("%+v, calls %v", res, h.Calls())
@@ -331,7 +343,7 @@ func TestApplyHealthCheckOnlyRunsNothing(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
-	h := &fakehost.Host{ReadOnly: true}
+	h := &fakehost.Host{Info: info, ReadOnly: true}
 	resp := (&execType{}).Status(h, abi.Request{Name: "t", Provider: "shell"})
 	meta := resp.State["metadata"].(map[string]any)
 	if resp.Error != "" || resp.FinalEnsure != "present" || resp.Provider != "shell" || meta["name"] != "t" ||

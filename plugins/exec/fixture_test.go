@@ -122,3 +122,7 @@ func (p *probeRecorder) Exec(req abi.ExecRequest) (abi.ExecResponse, error) {
 	p.reqs = append(p.reqs, req)
 	return p.Host.Exec(req)
 }
+
+// info is the plugin's own description: the host applies its capabilities
+// and guards to every host call of a test, as in ccm.
+var info = (&execType{}).Info()

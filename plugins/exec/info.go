@@ -40,14 +40,16 @@ const schema = `{"type":"object","additionalProperties":false,"properties":{` +
 // Info describes the exec type.
 func (*execType) Info() abi.PluginInfo {
 	return abi.PluginInfo{
-		ABI:              abi.Version,
-		Type:             typeName,
-		Version:          version,
-		Providers:        []string{providerPosix, providerShell},
-		Ensure:           []string{ensurePresent},
-		DefaultEnsure:    ensurePresent,
-		Refresh:          true,
-		Deferred:         []string{"command", "cwd", "environment", "creates", "onlyif", "unless"},
+		ABI:           abi.Version,
+		Type:          typeName,
+		Version:       version,
+		Providers:     []string{providerPosix, providerShell},
+		Ensure:        []string{ensurePresent},
+		DefaultEnsure: ensurePresent,
+		Refresh:       true,
+		Deferred:      []string{"command", "cwd", "environment", "creates", "onlyif", "unless"},
+		// The manifest author's guards run as probes in noop, as in Puppet.
+		Guards:           []string{"onlyif", "unless"},
 		PropertiesSchema: json.RawMessage(schema),
 		Capabilities: abi.Capabilities{
 			Exec:   []string{"/**"},

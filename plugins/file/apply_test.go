@@ -339,7 +339,7 @@ func TestApplyDecisionTable(t *testing.T) {
 				if row.setup != nil {
 					row.setup(t, m, dir, p)
 				}
-				h := &fakehost.Host{ReadOnly: true}
+				h := &fakehost.Host{Info: info, ReadOnly: true}
 				req.Noop = true
 				var res abi.Result
 				noMutation(t, dir, h, func() { res = newFileType().Apply(h, req) })
@@ -357,7 +357,7 @@ func TestApplyDecisionTable(t *testing.T) {
 				if row.setup != nil {
 					row.setup(t, m, dir, p)
 				}
-				h := &fakehost.Host{}
+				h := &fakehost.Host{Info: info}
 				ft := newFileType()
 				res := ft.Apply(h, req)
 				wantError(t, res.Error, row.wantErr)

@@ -76,7 +76,7 @@ func TestStableApplyHostCalls(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, dir, p)
 			}
-			h := &fakehost.Host{}
+			h := &fakehost.Host{Info: info}
 			res := newFileType().Apply(h, request(p, m.props(tc.props), dir))
 			if res.Error != "" || res.Changed {
 				t.Fatalf("not stable: %+v", res)
@@ -95,7 +95,7 @@ func TestLookupsAreCachedPerInstance(t *testing.T) {
 	m := current(t)
 	dir := t.TempDir()
 	ft := newFileType()
-	h := &fakehost.Host{ReadOnly: true}
+	h := &fakehost.Host{Info: info, ReadOnly: true}
 	for _, n := range []string{"a", "b", "c"} {
 		p := filepath.Join(dir, n)
 		writeFile(t, p, "hello\n", 0o644)
@@ -118,7 +118,7 @@ func TestFailedLookupIsNotCached(t *testing.T) {
 	p := filepath.Join(dir, "t")
 	writeFile(t, p, "hello\n", 0o644)
 	ft := newFileType()
-	h := &fakehost.Host{}
+	h := &fakehost.Host{Info: info}
 	req := request(p, m.props(func(p map[string]any) { p["owner"] = "no-such-user-ccm" }), dir)
 	for range 2 {
 		if res := ft.Apply(h, req); res.Error == "" {

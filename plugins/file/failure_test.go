@@ -84,7 +84,7 @@ func TestApplyFailures(t *testing.T) {
 				tc.setup(t, dir, p)
 			}
 			props := m.props(tc.props)
-			h := &fakehost.Host{Fail: tc.fail, Ignore: tc.ignore}
+			h := &fakehost.Host{Info: info, Fail: tc.fail, Ignore: tc.ignore}
 			res := newFileType().Apply(h, request(p, props, dir))
 			wantError(t, res.Error, strings.ReplaceAll(tc.wantErr, "DIR", dir))
 			if res.Changed {
@@ -98,13 +98,13 @@ func TestApplyRelativeSourceNeedsWorkingDir(t *testing.T) {
 	m := current(t)
 	dir := t.TempDir()
 	props := m.props(func(p map[string]any) { delete(p, "content"); p["source"] = "rel.txt" })
-	res := newFileType().Apply(&fakehost.Host{}, request(filepath.Join(dir, "t"), props, ""))
+	res := newFileType().Apply(&fakehost.Host{Info: info}, request(filepath.Join(dir, "t"), props, ""))
 	wantError(t, res.Error, `source "rel.txt" is relative and the request has no working directory`)
 }
 
 func TestApplyHealthCheckOnlyMakesNoHostCalls(t *testing.T) {
 	m := current(t)
-	h := &fakehost.Host{ReadOnly: true}
+	h := &fakehost.Host{Info: info, ReadOnly: true}
 	req := request(filepath.Join(t.TempDir(), "t"), m.props(nil), "")
 	req.HealthCheckOnly = true
 	res := newFileType().Apply(h, req)
@@ -120,7 +120,7 @@ func TestApplyNoopReportsAttributeChanges(t *testing.T) {
 	writeFile(t, p, "hello\n", 0o600)
 	req := request(p, m.props(nil), dir)
 	req.Noop = true
-	res := newFileType().Apply(&fakehost.Host{ReadOnly: true}, req)
+	res := newFileType().Apply(&fakehost.Host{Info: info, ReadOnly: true}, req)
 	if len(res.Messages) != 1 || res.Messages[0] != "mode 0600 -> 0644" {
 		t.Fatalf("messages %q", res.Messages)
 	}

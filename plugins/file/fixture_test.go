@@ -205,3 +205,7 @@ func lookupGID(t *testing.T, name string) int {
 	n, _ := strconv.Atoi(g.Gid)
 	return n
 }
+
+// info is the plugin's own description: the host applies its capabilities
+// to every host call of a test, as in ccm.
+var info = newFileType().Info()

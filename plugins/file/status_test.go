@@ -66,7 +66,7 @@ func TestStatus(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, dir, p)
 			}
-			h := &fakehost.Host{ReadOnly: true}
+			h := &fakehost.Host{Info: info, ReadOnly: true}
 			var resp abi.StatusResponse
 			noMutation(t, dir, h, func() { resp = newFileType().Status(h, abi.Request{Type: "file", Name: p}) })
 			wantError(t, resp.Error, tc.wantErr)

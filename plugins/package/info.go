@@ -36,6 +36,10 @@ const (
 	dpkgQuery = "/usr/bin/dpkg-query"
 	dnfBin    = "/usr/bin/dnf"
 	rpmBin    = "/usr/bin/rpm"
+	// The host matches the exec grant on the resolved program, and on
+	// Fedora /usr/bin/dnf is a symlink to one of these.
+	dnf3Bin = "/usr/bin/dnf-3"
+	dnf5Bin = "/usr/bin/dnf5"
 )
 
 // env is the whole environment of every package command: no prompts, no
@@ -58,6 +62,8 @@ var probePrefixes = []string{
 	rpmBin + " -q",
 	rpmBin + " --version",
 	dnfBin + " repoquery",
+	dnf3Bin + " repoquery",
+	dnf5Bin + " repoquery",
 }
 
 // schema is checked by the host before ccm_validate, so it must accept
@@ -80,7 +86,7 @@ func (*packageType) Info() abi.PluginInfo {
 		Lock:             "package",
 		PropertiesSchema: json.RawMessage(schema),
 		Capabilities: abi.Capabilities{
-			Exec:      withTwins([]string{aptGet, aptCache, dpkgQuery, dnfBin, rpmBin}),
+			Exec:      withTwins([]string{aptGet, aptCache, dpkgQuery, dnfBin, dnf3Bin, dnf5Bin, rpmBin}),
 			ProbeExec: withTwins(probePrefixes),
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -34,10 +35,18 @@ func DecodeGrant(v any) (Grant, error) {
 	dec.DisallowUnknownFields()
 	var g Grant
 	if err := dec.Decode(&g); err != nil {
-		return Grant{}, fmt.Errorf("grant: %w (keys: fs_read, fs_write, exec, net, users, setid)", err)
+		return Grant{}, fmt.Errorf("grant: %w (keys: fs_read, fs_write, exec, net, users, setid, env, probe_exec)", err)
 	}
-	if len(g.ProbeExec) > 0 {
-		return Grant{}, fmt.Errorf("grant: probe_exec is a plugin capability, not a grant")
+	for _, p := range g.ProbeExec {
+		if !path.IsAbs(p) || strings.Contains(p, "  ") || strings.TrimSpace(p) != p {
+			return Grant{}, fmt.Errorf("grant: probe_exec entry %q is not an absolute program and its leading arguments, joined by single spaces", p)
+		}
+	}
+	for _, e := range g.Env {
+		name, _, _ := strings.Cut(e, "=")
+		if e != "*" && (name == "" || strings.ContainsAny(name, "\x00*")) {
+			return Grant{}, fmt.Errorf("grant: env entry %q is not NAME, NAME=VALUE or \"*\"", e)
+		}
 	}
 	for kind, globs := range map[string][]string{"fs_read": g.FSRead, "fs_write": g.FSWrite, "exec": g.Exec} {
 		for _, p := range globs {

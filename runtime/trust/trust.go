@@ -53,6 +53,9 @@ func All() Grant {
 		Net:     []string{"*"},
 		Users:   true,
 		Setid:   true,
+		// Every variable outside the code-injection class (env.go): those
+		// need a grant that names them, never a default.
+		Env: []string{"*"},
 	}
 }
 
@@ -191,7 +194,8 @@ type Caller struct {
 	Grants   Chain  // the scope's grant chain
 	Mode     Mode
 	// Properties are the calling resource's final properties: a probe exec
-	// in a read-only mode may run a command line written in one of them.
+	// in a read-only mode may run a command line written in one of the
+	// built-in plugin's declared guard properties (PluginInfo.Guards).
 	Properties map[string]any
 	// Lookup answers ccm_lookup (GJSON path into facts/data/environ).
 	Lookup func(path string) (any, bool)

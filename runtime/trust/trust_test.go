@@ -97,7 +97,10 @@ func TestParseGrant(t *testing.T) {
 		{"empty grants nothing", "", "", func(g Grant) bool { return !g.Users && g.FSRead == nil }},
 		{"unknown key", "fs_wrte: [/x]\n", "unknown field", nil},
 		{"relative glob", "fs_read: [etc/**]\n", "not an absolute", nil},
-		{"probe_exec is not a grant", "probe_exec: [/bin/true]\n", "plugin capability", nil},
+		{"probe_exec is a grant key: the operator vouches for a plugin's probe", "probe_exec: [/usr/bin/foo status]\n", "", func(g Grant) bool { return g.ProbeExec[0] == "/usr/bin/foo status" }},
+		{"relative probe_exec", "probe_exec: [foo status]\n", "not an absolute program", nil},
+		{"env", "env: [LD_PRELOAD=/opt/x.so, FOO, \"*\"]\n", "", func(g Grant) bool { return len(g.Env) == 3 }},
+		{"env without a name", "env: [\"=x\"]\n", "is not NAME", nil},
 		{"not a map", "- /etc\n", "grant", nil},
 	}
 	for _, tt := range tests {

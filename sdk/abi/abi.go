@@ -42,6 +42,11 @@ type Capabilities struct {
 	// (ccm_status, noop, health-check-only), as argv prefixes joined by single
 	// spaces: "/usr/bin/dpkg-query -W". See ExecRequest.Probe.
 	ProbeExec []string `json:"probe_exec,omitempty"`
+	// Env is a grant key only (a plugin does not request it): the
+	// environment variables an exec may set beyond the free ones, as "NAME"
+	// (any value), "NAME=VALUE" (exactly) or "*" (any variable outside the
+	// code-injection class). See docs/security.md, "Exec".
+	Env []string `json:"env,omitempty"`
 }
 
 // PluginInfo is the answer to ccm_describe. The host drives everything
@@ -67,7 +72,13 @@ type PluginInfo struct {
 	Lock string `json:"lock,omitempty"`
 	// Deferred lists property names whose templates are expanded just before
 	// the resource runs (after control), not when the manifest loads.
-	Deferred         []string        `json:"deferred,omitempty"`
+	Deferred []string `json:"deferred,omitempty"`
+	// Guards lists properties whose values are command lines the manifest
+	// author wrote to decide whether the resource runs (exec: onlyif,
+	// unless). A built-in plugin may run them as probes (ExecRequest.Probe)
+	// in read-only modes, as Puppet does; a third-party plugin's guards are
+	// not honoured (its probes need the grant's probe_exec).
+	Guards           []string        `json:"guards,omitempty"`
 	PropertiesSchema json.RawMessage `json:"properties_schema,omitempty"`
 	Capabilities     Capabilities    `json:"capabilities"`
 }

@@ -1,24 +1,39 @@
 package fakehost
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/ccm-dev/ccm/host"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// Host implements sdk.Host on the real OS. The zero value is ready to use.
+// Host implements sdk.Host through the host's real handlers. Set Info to
+// the plugin's own description (its capabilities, probe_exec and guards
+// apply as in ccm); an empty Info grants the plugin nothing.
 type Host struct {
-	// ReadOnly refuses mutating calls and non-probe execs, as the host does
-	// in ccm_status, noop and health-check-only mode.
+	// Info is the plugin's ccm_describe answer.
+	Info abi.PluginInfo
+	// ReadOnly runs the calls in noop mode: mutations are refused, execs run
+	// only as probes the host's probe rule allows.
 	ReadOnly bool
-	// Fail makes the named call (abi.Call*) return this error without doing
-	// anything.
+	// Properties are the resource's properties, where the probe rule looks
+	// for guards (exec onlyif, unless) in read-only modes.
+	Properties map[string]any
+	// Grants is the scope's grant chain; nil is the unconfined root.
+	Grants trust.Chain
+	// ThirdParty treats the plugin as not built in.
+	ThirdParty bool
+	// Fail makes the named call (abi.Call*) return this error without
+	// reaching the host.
 	Fail map[string]*abi.CallError
-	// Ignore makes the named call report success without doing anything, to
-	// simulate an OS that does not converge.
+	// Ignore makes the named call report success without reaching the
+	// host, to simulate an OS that does not converge.
 	Ignore map[string]bool
 	// Data answers Lookup: a dotted path into this map.
 	Data map[string]any
@@ -34,6 +49,11 @@ type Line struct {
 }
 
 var _ sdk.Host = (*Host)(nil)
+
+var (
+	dispatcherOnce sync.Once
+	dispatcher     *host.TestDispatcher
+)
 
 // Calls returns the names of the calls made so far, in order.
 func (h *Host) Calls() []string {
@@ -86,49 +106,113 @@ var mutating = map[string]bool{
 	abi.CallFSChmod:  true,
 }
 
-// begin records the call and says whether to stop: a forced failure, a
-// read-only refusal, or an ignored call (stop with nil error).
-func (h *Host) begin(call string) (stop bool, err error) {
+// call records the call, applies Fail and Ignore, and otherwise serves it
+// through the host's handlers, decoding the answer into resp (if not nil).
+func (h *Host) call(name string, req, resp any) error {
 	h.mu.Lock()
-	h.calls = append(h.calls, call)
+	h.calls = append(h.calls, name)
 	h.mu.Unlock()
-	if e := h.Fail[call]; e != nil {
-		return true, e
+	if e := h.Fail[name]; e != nil {
+		return e
 	}
-	if h.ReadOnly && mutating[call] {
-		return true, denied(call)
+	if h.Ignore[name] {
+		return nil
 	}
-	return h.Ignore[call], nil
+	dispatcherOnce.Do(func() { dispatcher = host.NewTestDispatcher() })
+	mode := trust.ModeApply
+	if h.ReadOnly {
+		mode = trust.ModeNoop
+	}
+	caller := trust.Caller{
+		Resource:   h.Info.Type,
+		Grants:     h.Grants,
+		Mode:       mode,
+		Properties: h.Properties,
+		Lookup:     h.lookup,
+		Log:        h.log,
+	}
+	r := dispatcher.Call(context.Background(), host.TestCall{Caller: caller, Info: h.Info, ThirdParty: h.ThirdParty}, name, req)
+	if r.Error != nil {
+		return r.Error
+	}
+	if resp != nil && len(r.Ok) > 0 {
+		if err := json.Unmarshal(r.Ok, resp); err != nil {
+			return &abi.CallError{Code: abi.CodeIO, Message: fmt.Sprintf("decode %s response: %v", name, err)}
+		}
+	}
+	return nil
 }
 
-func denied(call string) *abi.CallError {
-	return &abi.CallError{Code: abi.CodeDenied, Message: call + " refused: the call is read-only (status, noop or health check)"}
+func (h *Host) Stat(req abi.FSStatRequest) (abi.FSStatResponse, error) {
+	var resp abi.FSStatResponse
+	err := h.call(abi.CallFSStat, req, &resp)
+	return resp, err
 }
 
-// Lookup reads a dotted path from Data.
+func (h *Host) ReadFile(req abi.FSReadRequest) ([]byte, error) {
+	var resp abi.FSReadResponse
+	err := h.call(abi.CallFSRead, req, &resp)
+	return resp.Content, err
+}
+
+func (h *Host) WriteFile(req abi.FSWriteRequest) error { return h.call(abi.CallFSWrite, req, nil) }
+func (h *Host) Mkdir(req abi.FSMkdirRequest) error     { return h.call(abi.CallFSMkdir, req, nil) }
+func (h *Host) Remove(req abi.FSRemoveRequest) error   { return h.call(abi.CallFSRemove, req, nil) }
+func (h *Host) Chown(req abi.FSChownRequest) error     { return h.call(abi.CallFSChown, req, nil) }
+func (h *Host) Chmod(req abi.FSChmodRequest) error     { return h.call(abi.CallFSChmod, req, nil) }
+
+func (h *Host) List(req abi.FSListRequest) ([]abi.DirEntry, error) {
+	var resp abi.FSListResponse
+	err := h.call(abi.CallFSList, req, &resp)
+	return resp.Entries, err
+}
+
+func (h *Host) Exec(req abi.ExecRequest) (abi.ExecResponse, error) {
+	var resp abi.ExecResponse
+	err := h.call(abi.CallExec, req, &resp)
+	return resp, err
+}
+
+func (h *Host) LookupUser(req abi.UserLookupRequest) (abi.UserLookupResponse, error) {
+	var resp abi.UserLookupResponse
+	err := h.call(abi.CallUserLookup, req, &resp)
+	return resp, err
+}
+
+func (h *Host) LookupGroup(req abi.GroupLookupRequest) (abi.GroupLookupResponse, error) {
+	var resp abi.GroupLookupResponse
+	err := h.call(abi.CallGroupLookup, req, &resp)
+	return resp, err
+}
+
+// Lookup reads a dotted path from Data, through the host's ccm_lookup.
 func (h *Host) Lookup(path string) (any, bool, error) {
-	h.begin(abi.CallLookup)
+	var resp abi.LookupResponse
+	err := h.call(abi.CallLookup, abi.LookupRequest{Path: path}, &resp)
+	return resp.Value, resp.Found, err
+}
+
+// Log records a line, through the host's ccm_log.
+func (h *Host) Log(level, message string) {
+	_ = h.call(abi.CallLog, abi.LogRequest{Level: level, Message: message}, nil)
+}
+
+func (h *Host) lookup(path string) (any, bool) {
 	var cur any = h.Data
 	for _, part := range strings.Split(path, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, false, nil
+			return nil, false
 		}
 		if cur, ok = m[part]; !ok {
-			return nil, false, nil
+			return nil, false
 		}
 	}
-	return cur, true, nil
+	return cur, true
 }
 
-// Log records a line.
-func (h *Host) Log(level, message string) {
-	h.begin(abi.CallLog)
+func (h *Host) log(level, message string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.logs = append(h.logs, Line{Level: level, Message: message})
-}
-
-func callErr(code, format string, args ...any) *abi.CallError {
-	return &abi.CallError{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -50,3 +50,15 @@ func Snapshot(t testing.TB, root string) map[string]string {
 	}
 	return out
 }
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}

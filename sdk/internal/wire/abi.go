@@ -151,6 +151,7 @@ func (e *encoder) pluginInfo(v abi.PluginInfo) {
 	o.boolOmit("batch", v.Batch)
 	o.strOmit("lock", v.Lock)
 	o.strsOmit("deferred", v.Deferred)
+	o.strsOmit("guards", v.Guards)
 	o.rawOmit("properties_schema", v.PropertiesSchema)
 	c := v.Capabilities
 	co := o.key("capabilities").object()
@@ -161,6 +162,7 @@ func (e *encoder) pluginInfo(v abi.PluginInfo) {
 	co.boolOmit("users", c.Users)
 	co.boolOmit("setid", c.Setid)
 	co.strsOmit("probe_exec", c.ProbeExec)
+	co.strsOmit("env", c.Env)
 	co.end()
 	o.end()
 }

@@ -45,7 +45,7 @@ var encodeSamples = []struct {
 }{
 	{"PluginInfo zero", abi.PluginInfo{}},
 	{"PluginInfo full", abi.PluginInfo{ABI: 1, Type: "file", Version: "1.0.0", Providers: []string{"posix"}, Ensure: []string{"present", "absent"},
-		DefaultEnsure: "present", Refresh: true, Batch: true, Lock: "package", Deferred: []string{"content"},
+		DefaultEnsure: "present", Refresh: true, Batch: true, Lock: "package", Deferred: []string{"content"}, Guards: []string{"onlyif"},
 		PropertiesSchema: json.RawMessage("{\n  \"type\": \"object\",\n  \"x\": [1, 2.5, \"a b\"]\n}"),
 		Capabilities:     abi.Capabilities{FSRead: []string{"/**"}, FSWrite: []string{"/etc/**"}, Exec: []string{"/bin/sh"}, Net: []string{"*"}, Users: true, ProbeExec: []string{"/usr/bin/id -u"}}}},
 	{"PluginInfo empty slices", abi.PluginInfo{Providers: []string{}, Ensure: []string{}, Deferred: []string{}}},

@@ -42,6 +42,7 @@ func (probe) Info() abi.PluginInfo {
 		Providers:     []string{"test"},
 		Ensure:        []string{"present", "absent"},
 		DefaultEnsure: "present",
+		Guards:        []string{"onlyif", "unless", "command"},
 		Capabilities: abi.Capabilities{
 			FSRead:    []string{"/**"},
 			FSWrite:   []string{"/**"},

@@ -1,0 +1,68 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// TestDispatcher serves host calls with the host's real handlers and its one
+// check (allowed: mode, probe rule, the plugin's capabilities, the grant
+// chain, the exec rules), outside any plugin instance. It exists for plugin
+// unit tests (plugins/internal/fakehost), which run a plugin's Go code
+// natively: through it they meet exactly the rules a plugin meets in ccm,
+// so no plugin test can pass on a rule the host does not have.
+//
+// Test-oriented: ccm itself never uses it.
+type TestDispatcher struct {
+	table  map[string]handler
+	names  nameCache
+	limits Limits
+}
+
+// NewTestDispatcher returns a dispatcher with the host's default limits.
+func NewTestDispatcher() *TestDispatcher {
+	return &TestDispatcher{table: handlers(), limits: DefaultLimits()}
+}
+
+// TestCall is who one host call acts for, as the host would know it.
+type TestCall struct {
+	// Caller is the resource: its mode, grant chain (nil: the unconfined
+	// root), properties (the probe rule reads guards there), lookup and log.
+	Caller trust.Caller
+	// Info is the plugin's ccm_describe answer: its capabilities, probe_exec
+	// and guards apply as in ccm.
+	Info abi.PluginInfo
+	// ThirdParty treats the plugin as not built in (a registered file).
+	ThirdParty bool
+}
+
+// Call serves one host call (an abi.Call* name and its request value) and
+// returns the response as the plugin would receive it.
+func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req any) abi.Response {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: "encode request: " + err.Error()}}
+	}
+	caps := c.Info.Capabilities
+	st := &callState{
+		export:     abi.ExportApply,
+		typ:        c.Info.Type,
+		caller:     c.Caller,
+		caps:       &caps,
+		properties: c.Caller.Properties,
+		builtin:    !c.ThirdParty,
+		guards:     c.Info.Guards,
+		hostCalls:  true,
+		limits:     d.limits.lowered(c.Caller.Limits),
+		names:      &d.names,
+		dirs:       &dirSyncs{},
+	}
+	defer st.dirs.syncAll()
+	if !st.countCall() {
+		return abi.Response{Error: &abi.CallError{Code: abi.CodeTooLarge, Message: "host_calls limit"}}
+	}
+	return dispatch(withCallState(ctx, st), st, d.table, call, raw)
+}
