@@ -2,8 +2,11 @@ package host
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
@@ -13,9 +16,29 @@ import (
 // Run with: go test ./host/ -run XXX -bench . -benchtime 3x for the compile
 // benchmarks (seconds each), and the default benchtime for the call ones.
 
+// maxCompiles bounds -benchtime Nx for the compile benchmarks: each
+// iteration takes about a second cold, so the -benchtime 2000x wanted by the
+// call benchmarks would run for most of an hour.
+const maxCompiles = 20
+
+// skipManyCompiles skips a compile benchmark asked for more than
+// maxCompiles iterations; run it alone with -benchtime 3x.
+func skipManyCompiles(b *testing.B) {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return
+	}
+	if n, ok := strings.CutSuffix(f.Value.String(), "x"); ok {
+		if i, err := strconv.Atoi(n); err == nil && i > maxCompiles {
+			b.Skipf("-benchtime %s would compile the plugin %d times; run this benchmark with -benchtime 3x", f.Value, i)
+		}
+	}
+}
+
 // BenchmarkCompileCold compiles the probe (a ~3.5 MB Go guest) and the
 // Extism kernel with no cache at all.
 func BenchmarkCompileCold(b *testing.B) {
+	skipManyCompiles(b)
 	ctx := context.Background()
 	for b.Loop() {
 		h, err := New(WithCacheDir(""))
@@ -34,6 +57,7 @@ func BenchmarkCompileCold(b *testing.B) {
 // BenchmarkCompileCached loads the same from the persistent cache, as a
 // later ccm process does.
 func BenchmarkCompileCached(b *testing.B) {
+	skipManyCompiles(b)
 	ctx := context.Background()
 	sharedHost(b) // warms the cache
 	for b.Loop() {

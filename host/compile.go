@@ -45,7 +45,7 @@ func wrapCompile(typ string, err error) error {
 // runtime per compiled plugin); cache is shared by all of them.
 func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*extism.CompiledPlugin, error) {
 	// CloseOnContextDone is what lets a deadline stop a guest loop; without it
-	// a runaway guest cannot be interrupted (shared/spec/plugins.md §7).
+	// a runaway guest cannot be interrupted (docs/plugins.md).
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(h.limits.MemoryPages).

@@ -11,7 +11,7 @@ import (
 )
 
 // allDigits reports whether s is a non-empty run of ASCII digits: such an
-// owner or group is always an id, never a name (shared/spec/resources.md).
+// owner or group is always an id, never a name (docs/resources.md).
 func allDigits(s string) bool {
 	if s == "" {
 		return false

@@ -2,7 +2,7 @@
 // main package built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared that
 // calls Register from init (or main) with its Resource. The SDK provides the
 // ccm_* exports, decodes their JSON input, and gives the Resource a Host whose
-// methods are the ccm host calls (shared/spec/plugins.md §2).
+// methods are the ccm host calls (docs/plugins.md).
 //
 // Everything in this file builds natively too, so a plugin's decision logic
 // can be unit-tested on the build machine with a fake Host; the Extism kernel

@@ -19,7 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Protocol ids of ensure api pipe (cli.md §4).
+// Protocol ids of ensure api pipe (docs/shell.md).
 const (
 	apiRequestProtocol  = "io.choria.ccm.v1.resource.ensure.request"
 	apiResponseProtocol = "io.choria.ccm.v1.resource.ensure.response"
@@ -98,7 +98,7 @@ func (g *ensureGroup) pipe(cmd *cobra.Command, factsFile string, dataArgs []stri
 	defer stop()
 	// Plugin log lines (logoutput) go to stderr: stdout is the response.
 	errOut := cmd.ErrOrStderr()
-	reporter := logsOnly{newPrinter(errOut, useColor(g.color, errOut))}
+	reporter := logsOnly{newPrinter(errOut, useColor(string(g.color), errOut))}
 	_, hasRequire := req.Properties["require"]
 	r, err := g.setup(ctx, errOut, reporter, hasRequire, factsFile, dataArgs)
 	if err != nil {

@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/ccm-dev/ccm/runtime/data"
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/facts"
+	"github.com/ccm-dev/ccm/runtime/manifest"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
@@ -24,7 +29,7 @@ type applyOptions struct {
 	detailed          bool
 	report, noReport  bool
 	readEnv, noEnv    bool
-	color             string
+	color             colorMode
 	data              []string
 	factKV            []string
 	factsFile         string
@@ -93,7 +98,8 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.BoolVar(&o.noReport, "no-report", false, "do not print the run summary")
 	f.BoolVar(&o.readEnv, "read-env", true, "read ./.env into Environ")
 	f.BoolVar(&o.noEnv, "no-read-env", false, "do not read ./.env")
-	f.StringVar(&o.color, "color", "auto", "colour output: auto, always or never (NO_COLOR is honoured)")
+	o.color = "auto"
+	f.Var(&o.color, "color", "colour output: auto, always or never (NO_COLOR is honoured)")
 	_ = f.MarkHidden("data-file")
 	return cmd
 }
@@ -160,13 +166,14 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 
 	out := cmd.OutOrStdout()
 	var reporter engine.Reporter
-	if o.jsonOut {
+	if o.jsonOut || o.render {
+		// stdout holds one document (JSON or YAML); warnings go to stderr.
 		errOut := cmd.ErrOrStderr()
-		reporter = logsOnly{newPrinter(errOut, useColor(o.color, errOut))}
+		reporter = logsOnly{newPrinter(errOut, useColor(string(o.color), errOut))}
 	} else {
-		reporter = newPrinter(out, useColor(o.color, out))
+		reporter = newPrinter(out, useColor(string(o.color), out))
 	}
-	// NO_SCHEMA_VALIDATION is a debug aid (cli.md): it skips the check of
+	// NO_SCHEMA_VALIDATION is a debug aid (docs/manifests.md): it skips the check of
 	// properties against the plugins' schemas, never ccm_validate.
 	noSchema := os.Getenv("NO_SCHEMA_VALIDATION") != "" && os.Getenv("NO_SCHEMA_VALIDATION") != "0"
 	if noSchema {
@@ -192,6 +199,9 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	}
 	res, err := eng.Run(ctx, path)
 	if err != nil {
+		if o.jsonOut {
+			writeLoadError(out, err)
+		}
 		return &exitError{exitUsage, err}
 	}
 
@@ -216,7 +226,39 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	return nil
 }
 
-// exitCode maps a run to the process exit status (cli.md §1).
+// loadError is the --json document of a run that could not start.
+type loadError struct {
+	Error   string `json:"error"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Excerpt string `json:"excerpt,omitempty"`
+}
+
+// errAt matches the "FILE:LINE[:COL]: " prefix engine errors start with.
+var errAt = regexp.MustCompile(`^(/[^:\n]+|[^/:\n][^:\n]*\.(?:ya?ml|json|jet)):(\d+)(?::(\d+))?: `)
+
+// writeLoadError prints err as one JSON document, so that a --json
+// consumer gets JSON whether or not the run started. The position comes
+// from a manifest syntax error when there is one, otherwise from the first
+// error's FILE:LINE prefix.
+func writeLoadError(w io.Writer, err error) {
+	doc := loadError{Error: err.Error()}
+	var me *manifest.Error
+	if errors.As(err, &me) {
+		doc.File, doc.Line, doc.Column, doc.Excerpt = me.File, me.Line, me.Column, me.Excerpt
+		doc.Error = strings.TrimSuffix(doc.Error, "\n"+me.Excerpt)
+	} else if m := errAt.FindStringSubmatch(doc.Error); m != nil {
+		doc.File = m[1]
+		doc.Line, _ = strconv.Atoi(m[2])
+		doc.Column, _ = strconv.Atoi(m[3])
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+}
+
+// exitCode maps a run to the process exit status (docs/manifests.md).
 func exitCode(res *engine.Result, detailed bool) int {
 	if !detailed {
 		if res.Failed() {

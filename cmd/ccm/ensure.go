@@ -26,7 +26,7 @@ const sessionEnv = "CCM_SESSION_STORE"
 // is given; its absence is not an error.
 const defaultHiera = ".hiera"
 
-// ensureGroup holds the flags of the ensure command group (cli.md §3),
+// ensureGroup holds the flags of the ensure command group (docs/shell.md),
 // accepted before or after the type subcommand.
 type ensureGroup struct {
 	noop           bool
@@ -35,7 +35,7 @@ type ensureGroup struct {
 	readEnv, noEnv bool
 	natsContext    string
 	detailed       bool
-	color          string
+	color          colorMode
 	grantsFile     string
 	sessionFlag    *cobra.Command // where --session is defined, to ask Changed
 }
@@ -80,8 +80,9 @@ and expressions.`,
 	f.BoolVar(&g.noEnv, "no-read-env", false, "do not read ./.env")
 	f.StringVar(&g.natsContext, "context", "CCM", "NATS context `NAME` (accepted for compatibility; this version has no NATS features)")
 	f.BoolVar(&g.detailed, "detailed-exitcodes", false, "exit 0 no change, 2 changed, 4 failed")
-	f.StringVar(&g.color, "color", "auto", "colour output: auto, always or never (NO_COLOR is honoured)")
 	f.StringVar(&g.grantsFile, "grants", "", "YAML/JSON `FILE` with the grant (as ccm apply --grants); needed e.g. for an exec environment variable that loads code (env)")
+	g.color = "auto"
+	f.Var(&g.color, "color", "colour output: auto, always or never (NO_COLOR is honoured)")
 
 	cmd.AddCommand(newEnsureFileCommand(g))
 	cmd.AddCommand(newEnsureExecCommand(g))
@@ -237,7 +238,7 @@ func (g *ensureGroup) runEnsure(cmd *cobra.Command, typ string, common *commonFl
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
-	r, err := g.setup(ctx, cmd.ErrOrStderr(), newPrinter(out, useColor(g.color, out)), len(common.require) > 0, "", nil)
+	r, err := g.setup(ctx, cmd.ErrOrStderr(), newPrinter(out, useColor(string(g.color), out)), len(common.require) > 0, "", nil)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
@@ -271,7 +272,7 @@ func (r *ensureRun) record(ev *session.Event) error {
 	return nil
 }
 
-// eventExit maps one resource's event to the exit status (cli.md §1).
+// eventExit maps one resource's event to the exit status (docs/manifests.md).
 func eventExit(ev *session.Event, detailed bool) int {
 	ss := session.New()
 	ss.Record(ev)

@@ -143,7 +143,9 @@ func TestEnsureFile(t *testing.T) {
 		{name: ".env is read", setup: map[string]string{".env": "GREETING=dotenv\n"},
 			args: []string{"ensure", "file", "@DIR@/a", "--content", "{{ Environ.GREETING }}"}, check: fileIs("a", "dotenv", 0o644)},
 		{name: "--no-read-env", setup: map[string]string{".env": "GREETING=dotenv\n"},
-			args: []string{"ensure", "--no-read-env", "file", "@DIR@/a", "--content", "[{{ Environ.GREETING }}]"}, check: fileIs("a", "[]", 0o644)},
+			args: []string{"ensure", "--no-read-env", "file", "@DIR@/a", "--content", "[{{ Environ.GREETING ?? 'unset' }}]"}, check: fileIs("a", "[unset]", 0o644)},
+		{name: "--no-read-env: a missing variable fails the resource", setup: map[string]string{".env": "GREETING=dotenv\n"},
+			args: []string{"ensure", "--no-read-env", "file", "@DIR@/a", "--content", "[{{ Environ.GREETING }}]"}, code: 1, stdout: []string{`Environ has no key \"GREETING\"`}, check: absent("a")},
 		{name: "alias", args: []string{"ensure", "file", "@DIR@/a", "--alias", "conf"}, stdout: []string{"file#conf (alias) changed"}},
 		{name: "if false skips", args: []string{"ensure", "file", "@DIR@/a", "--if", `Facts.user.name == "nobody-at-all"`},
 			stdout: []string{"WARN  file#@DIR@/a skipped"}, check: absent("a")},
@@ -652,7 +654,7 @@ func yamlToJSON(t *testing.T, b []byte) []byte {
 
 func decodeYAMLForTest(b []byte) (any, error) { return manifest.DecodeValue(b, "response") }
 
-// TestEnsureShellScript runs cli.md §3's shell-script pattern with /bin/bash
+// TestEnsureShellScript runs docs/shell.md's shell-script pattern with /bin/bash
 // and the built ccm on PATH: a real package (Debian's small "hello", with
 // the real apt, as root) and a service under the fake systemctl. The second
 // run of the script must be stable and must not restart the service.

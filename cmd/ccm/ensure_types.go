@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// commonFlags are the flags every ensure type subcommand has (cli.md §3):
+// commonFlags are the flags every ensure type subcommand has (docs/shell.md):
 // the common properties of a manifest resource.
 type commonFlags struct {
 	cmd        *cobra.Command
@@ -63,7 +63,7 @@ func (c *commonFlags) addTo(p map[string]any) {
 }
 
 // nameEnsure reads the NAME [ENSURE] arguments; ENSURE defaults to def
-// (cli.md §3), whatever the plugin's own default.
+// (docs/shell.md), whatever the plugin's own default.
 func nameEnsure(args []string, def string) map[string]any {
 	p := map[string]any{"name": args[0], "ensure": def}
 	if len(args) > 1 {

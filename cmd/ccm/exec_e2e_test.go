@@ -2,8 +2,8 @@ package main
 
 // End-to-end tests of every exec property and of the control, require,
 // subscribe and fail_on_error semantics through the real ccm binary and the
-// real exec plugin (resources.md §2, manifest.md §3, §4.4, §8, peer-notes 4,
-// 5, 6, 8, 10, 20, 21). Cases use the runner of file_e2e_test.go.
+// real exec plugin (docs/resources.md, docs/manifests.md, docs/decisions.md).
+// Cases use the runner of file_e2e_test.go.
 
 import (
 	"fmt"
@@ -685,7 +685,7 @@ func TestExecLogOutput(t *testing.T) {
 }
 
 // TestExecEventDuration: each event's duration is its own resource's run
-// time (cli.md §7), so a slow command is visible in the report.
+// time (docs/shell.md), so a slow command is visible in the report.
 func TestExecEventDuration(t *testing.T) {
 	runE2E(t, []e2eCase{{
 		name: "a slow command's event says so, a fast one's does not",
@@ -703,7 +703,7 @@ func TestExecEventDuration(t *testing.T) {
 	}})
 }
 
-// TestExecControlIfUnless is manifest.md §3.1's table, one resource per row
+// TestExecControlIfUnless is docs/manifests.md's table, one resource per row
 // in one manifest, plus expressions that fail only their own resource
 // (peer-note 10).
 func TestExecControlIfUnless(t *testing.T) {
@@ -757,7 +757,7 @@ func TestExecControlIfUnless(t *testing.T) {
 func TestExecControlFlow(t *testing.T) {
 	runE2E(t, []e2eCase{
 		{
-			name: "a deferred command is not rendered when control skips it (manifest.md 4.4)",
+			name: "a deferred command is not rendered when control skips it (docs/manifests.md)",
 			runs: []e2eRun{{
 				manifest: execManifest(`        - skipped:
             command: touch @DIR@/{{ lookup('data.missing') }}

@@ -1,7 +1,7 @@
 package main
 
 // End-to-end tests of every file property through the real ccm binary and
-// the real file plugin (resources.md §1, peer-notes 2, 4, 10, 11). The case
+// the real file plugin (docs/resources.md). The case
 // runner below (e2eCase, runE2E) is shared with exec_e2e_test.go: a case lays
 // out files, writes a manifest, runs `ccm apply --json` one or more times and
 // checks the exit status, events and the files on disk; a case marked stable
@@ -808,7 +808,7 @@ func TestFileNoopMessages(t *testing.T) {
 
 // TestFileValidation: static errors stop the run at load with exit 2 before
 // anything changes, all reported at once with file, line and type#name
-// (peer-notes 4 and 10), although a valid resource that would create
+// (docs/decisions.md), although a valid resource that would create
 // @DIR@/first comes before them.
 func TestFileValidation(t *testing.T) {
 	tests := []struct {

@@ -18,7 +18,7 @@ func stableExec(name, checks string) string {
 }
 
 // TestHealthChecks runs manifests with health checks through the binary
-// (manifest.md §3.2): the Nagios exit codes, the default and explicit
+// (docs/manifests.md): the Nagios exit codes, the default and explicit
 // names, tries stopping early on OK, try_sleep, timeout, and how results
 // reach the event, the failure and the summary.
 func TestHealthChecks(t *testing.T) {

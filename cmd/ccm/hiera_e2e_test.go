@@ -13,7 +13,7 @@ import (
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
 )
 
-// hieraDoc is manifest.md §5's example (order entries quoted: the spec's
+// hieraDoc is docs/manifests.md's example (order entries quoted: the spec's
 // unquoted `${ }` inside a flow list is not valid YAML), with an
 // annotated key and a nested map for --env.
 const hieraDoc = `hierarchy:

@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
-// Exit statuses (cli.md §1).
+// Exit statuses (docs/apply.md, "Exit status").
 const (
 	exitOK      = 0
-	exitFailed  = 1 // the run completed with failed resources
+	exitFailed  = 1 // the run completed with failed resources; under --detailed-exitcodes also "nothing ran"
 	exitUsage   = 2 // usage error or unloadable manifest; nothing changed
 	exitChanges = 2 // --detailed-exitcodes: changes, no failures
 )
@@ -46,13 +47,38 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	code := exitUsage
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "ccm: error: %v\n", ee.err)
-		}
-		return ee.code
+		code = ee.code
+		err = ee.err
 	}
-	fmt.Fprintf(os.Stderr, "ccm: error: %v\n", err)
-	return exitUsage
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ccm: error: %v\n", err)
+		// Under --detailed-exitcodes 2 means "changes": a run that never
+		// started (usage error, unloadable manifest, bad --data) is a
+		// failed run, 1, as in Puppet.
+		if code == exitUsage && detailedExitCodes(args) {
+			code = exitFailed
+		}
+	}
+	return code
+}
+
+// detailedExitCodes reports whether args ask for --detailed-exitcodes. It
+// reads args rather than the parsed flag because a flag error stops the
+// parse before the flag is set.
+func detailedExitCodes(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if v, ok := strings.CutPrefix(a, "--detailed-exitcodes"); ok {
+			switch v {
+			case "", "=true", "=1", "=t", "=T", "=TRUE", "=True":
+				return true
+			}
+		}
+	}
+	return false
 }

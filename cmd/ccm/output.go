@@ -84,9 +84,9 @@ func (p *printer) Event(e *session.Event, depth int) {
 }
 
 // Log prints lines a plugin logged for a resource (exec logoutput, ccm_log).
-// Debug lines are dropped.
+// Debug lines are dropped unless --debug is given.
 func (p *printer) Log(resource, level, message string) {
-	if level == "debug" {
+	if level == "debug" && !logDebug {
 		return
 	}
 	for _, l := range strings.Split(strings.TrimRight(message, "\n"), "\n") {

@@ -1,11 +1,31 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
+
+// logDebug is the global --debug: debug lines are printed, not dropped.
+var logDebug bool
+
+// colorMode is the value of --color: auto, always or never, checked when
+// the flag is parsed so that a typo is a usage error, not "auto".
+type colorMode string
+
+func (c *colorMode) String() string { return string(*c) }
+func (c *colorMode) Type() string   { return "auto|always|never" }
+func (c *colorMode) Set(v string) error {
+	switch v {
+	case "auto", "always", "never":
+		*c = colorMode(v)
+		return nil
+	}
+	return fmt.Errorf("%q is not a colour mode; use auto, always or never", v)
+}
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -25,6 +45,11 @@ touch the host only through host calls checked against a capability grant.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// The peer's global log-level flags, accepted before the subcommand
+	// (ccm --debug apply m.yaml) as well as after it.
+	pf := root.PersistentFlags()
+	pf.BoolVar(&logDebug, "debug", false, "also print debug lines (plugin ccm_log debug messages)")
+	pf.Bool("info", false, "print informational lines (the default; accepted for compatibility)")
 	root.AddCommand(newApplyCommand())
 	root.AddCommand(newFactsCommand())
 	root.AddCommand(newStatusCommand())

@@ -17,7 +17,7 @@ import (
 )
 
 // statusUnsupported are the types whose plugin has no current state to
-// show, with what to do instead (cli.md §5).
+// show, with what to do instead (docs/resources.md).
 var statusUnsupported = map[string]string{
 	"exec":     "a command has no state to read; `ccm apply --noop` shows whether it would run",
 	"apply":    "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",

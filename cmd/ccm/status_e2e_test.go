@@ -16,7 +16,7 @@ import (
 
 // TestStatusCommand runs `ccm status` (and its alias info) through the
 // binary: the YAML and JSON shapes, relative file names, and the exit
-// statuses of cli.md §1 for what it cannot show.
+// statuses of docs/manifests.md for what it cannot show.
 func TestStatusCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -14,7 +14,7 @@ import (
 // tailLines is how many lines of a failed command's output go to Messages.
 const tailLines = 10
 
-// Apply follows the decision table of resources.md §2, runs the command
+// Apply follows the decision table of docs/resources.md, runs the command
 // unless noop, and checks its exit code against returns.
 func (*execType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	s, errs := parse(req.Name, req.Properties, req.Provider, true)

@@ -12,8 +12,8 @@ import (
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// execRow is one case of the decision table and properties of resources.md
-// §2, run twice: in noop on a read-only host (same decision, nothing run but
+// execRow is one case of the decision table and properties of
+// docs/resources.md, run twice: in noop on a read-only host (same decision, nothing run but
 // probes, nothing changed) and for real. DIR in any string property stands
 // for the case's temporary directory; most commands touch DIR/ran.
 type execRow struct {

@@ -1,5 +1,4 @@
-// Command exec is the built-in "exec" resource type (shared/spec/resources.md
-// §2) as a WebAssembly plugin: build it with GOOS=wasip1 GOARCH=wasm
+// Command exec is the built-in "exec" resource type (docs/resources.md) as a WebAssembly plugin: build it with GOOS=wasip1 GOARCH=wasm
 // -buildmode=c-shared (see plugins/builtin.go). It runs commands and their
 // guards through ccm_exec only.
 //

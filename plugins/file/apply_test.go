@@ -8,7 +8,7 @@ import (
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// decisionRow is one row of the decision table of resources.md §1, run
+// decisionRow is one row of the decision table of docs/resources.md, run
 // twice: once in noop on a read-only host (must decide the same and mutate
 // nothing) and once for real (must act, verify, and be stable on re-run).
 type decisionRow struct {

@@ -1,5 +1,4 @@
-// Command file is the built-in "file" resource type (shared/spec/resources.md
-// §1) as a WebAssembly plugin: build it with GOOS=wasip1 GOARCH=wasm
+// Command file is the built-in "file" resource type (docs/resources.md) as a WebAssembly plugin: build it with GOOS=wasip1 GOARCH=wasm
 // -buildmode=c-shared (see plugins/builtin.go). It manages regular files,
 // directories and absent paths through host calls only.
 //

@@ -39,7 +39,7 @@ func (p plan) done() []string {
 	return out
 }
 
-// decide is the decision table of resources.md §1. st is the path's stat
+// decide is the decision table of docs/resources.md. st is the path's stat
 // (not following a final symlink); wantSum the desired sha256 when content
 // or source is managed.
 func (f *fileType) decide(h sdk.Host, s spec, st abi.FSStatResponse, wantSum string) (plan, error) {

@@ -21,7 +21,7 @@ const (
 )
 
 // Apply reads the package's state, decides with the table of
-// resources.md §3, acts unless noop, and re-reads the state to verify.
+// docs/package.md, acts unless noop, and re-reads the state to verify.
 func (*packageType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	s, errs := parse(req.Name, req.Properties, req.Provider)
 	if len(errs) > 0 {
@@ -76,7 +76,7 @@ func (*packageType) Apply(h sdk.Host, req abi.Request) abi.Result {
 
 // decide is the decision table. For latest on an installed package it asks
 // for the candidate and changes only when installed < candidate (CCM always
-// "upgrades" and reports a change; peer-notes 12).
+// "upgrades" and reports a change.
 func decide(h sdk.Host, p provider, s spec, cur installed) (action, string, error) {
 	switch {
 	case s.ensure == ensureAbsent && !cur.present:

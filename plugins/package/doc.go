@@ -1,5 +1,5 @@
 // Command package is the built-in "package" resource type
-// (shared/spec/resources.md §3) as a WebAssembly plugin: build it with
+// (docs/package.md) as a WebAssembly plugin: build it with
 // GOOS=wasip1 GOARCH=wasm -buildmode=c-shared (see plugins/builtin.go). It
 // reads and changes packages through ccm_exec only, always with absolute tool
 // paths, argv (never a shell), a timeout and a fixed environment.
@@ -14,7 +14,7 @@
 //     probes "dpkg-query --version" then "rpm --version".
 //   - latest on an installed package asks for the candidate (apt-cache
 //     policy, dnf repoquery --latest-limit=1) and changes only when the
-//     installed version is older (CCM always upgrades; peer-notes 12). No
+//     installed version is older (CCM always upgrades). No
 //     candidate at all is stable, with a message.
 //   - apt: only db:Status-Status "installed" is present; apt update never
 //     runs; remove, not purge. Versions compare with dpkg's algorithm.

@@ -14,7 +14,7 @@ type action struct {
 	noop string // what noop reports instead
 }
 
-// plan is the decision table of resources.md §4: the running axis first,
+// plan is the decision table of docs/service.md: the running axis first,
 // then the enable axis, independently.
 func plan(s spec, cur unitState, refresh bool) []action {
 	var acts []action

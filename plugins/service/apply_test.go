@@ -7,7 +7,7 @@ import (
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// decisionRow is one case of the decision table of resources.md §4, run
+// decisionRow is one case of the decision table of docs/service.md, run
 // twice: in noop on a read-only host (same decision, only probes) and for
 // real (the mutations, then the unit in its target state).
 type decisionRow struct {

@@ -1,5 +1,5 @@
 // Command service is the built-in "service" resource type
-// (shared/spec/resources.md §4) as a WebAssembly plugin: build it with
+// (docs/service.md) as a WebAssembly plugin: build it with
 // GOOS=wasip1 GOARCH=wasm -buildmode=c-shared (see plugins/builtin.go). Its
 // one provider, systemd, drives systemctl through ccm_exec only.
 //
@@ -15,7 +15,7 @@
 //     start/stop job, whose own default limit is 90s).
 //   - Status reads stdout of is-active / is-enabled, never the exit code
 //     (both exit non-zero for inactive / disabled). States outside the
-//     tables of §4 (deactivating, reloading, not-found, empty output) fail
+//     tables of docs/service.md (deactivating, reloading, not-found, empty output) fail
 //     the resource with systemctl's stderr.
 //   - systemctl daemon-reload runs once per plugin instance, before its
 //     first mutation and never in noop; a failed reload is retried by the

@@ -8,7 +8,7 @@ import (
 )
 
 // serviceType implements sdk.Resource. Its one piece of state is whether
-// this plugin instance has run systemctl daemon-reload yet: resources.md §4
+// this plugin instance has run systemctl daemon-reload yet: docs/service.md
 // wants one reload before the first operation, not one per resource.
 type serviceType struct {
 	reloaded bool

@@ -42,7 +42,7 @@ func parse(name string, p map[string]any, provider string) (spec, []string) {
 	return s, r.Errors()
 }
 
-// checkName enforces [A-Za-z0-9._+:~@-]+ (resources.md §4 with "@" added
+// checkName enforces [A-Za-z0-9._+:~@-]+ (docs/service.md with "@" added
 // for template units). A leading "-" would read as a systemctl flag.
 func checkName(name string) error {
 	if name == "" {

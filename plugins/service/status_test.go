@@ -7,7 +7,7 @@ import (
 )
 
 // TestStatusStateTables runs every is-active and is-enabled word of
-// resources.md §4 through Status on a read-only host.
+// docs/service.md through Status on a read-only host.
 func TestStatusStateTables(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -29,12 +29,12 @@ type unitState struct {
 	enabled bool
 }
 
-// activeStates maps is-active output to running (resources.md §4).
+// activeStates maps is-active output to running (docs/service.md).
 var activeStates = map[string]bool{
 	"active": true, "inactive": false, "failed": false, "activating": false,
 }
 
-// enabledStates maps is-enabled output to enabled (resources.md §4).
+// enabledStates maps is-enabled output to enabled (docs/service.md).
 var enabledStates = map[string]bool{
 	"enabled": true, "enabled-runtime": true, "alias": true, "static": true,
 	"indirect": true, "generated": true, "transient": true,

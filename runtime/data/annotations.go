@@ -24,7 +24,7 @@ var (
 
 // CheckAnnotations checks final, the fully merged data of a run (manifest,
 // overrides, --hiera source and --data already applied), against anns
-// (manifest.md §5.1). file names the source of anns in messages.
+// (docs/manifests.md). file names the source of anns in messages.
 //
 // It returns every violation joined with errors.Join, each a
 // *manifest.Error reading "FILE:LINE: data.path: problem" and wrapping

@@ -1,8 +1,8 @@
 // Package data builds the Data a manifest's templates see: deep merges,
-// CLI `--data` assignments, Hiera resolution (manifest.md §5: hierarchy
+// CLI `--data` assignments, Hiera resolution (docs/manifests.md: hierarchy
 // order, overrides, merge first|deep), the `.env` environment
-// (manifest.md §7) and the check of data annotations (@require,
-// @validate; manifest.md §5.1) on the final data.
+// (docs/manifests.md) and the check of data annotations (@require,
+// @validate; docs/manifests.md) on the final data.
 //
 // Every function returns new maps: inputs are never mutated, and results
 // share no map or list with them, so the engine may hand them to

@@ -6,12 +6,12 @@ import (
 	"github.com/ccm-dev/ccm/runtime/manifest"
 )
 
-// ResolveDocument resolves one Hiera document (manifest.md §5): a YAML or
+// ResolveDocument resolves one Hiera document (docs/manifests.md): a YAML or
 // JSON map whose `data`, `hierarchy` and `overrides` keys feed Resolve;
 // other keys are ignored so that a whole manifest is a valid input. The
 // layers (CLI -D data, --data and the like) are deep-merged over the
 // result in order, and only then are the annotations of the document's
-// `data` checked (manifest.md §5.1), so that a layer may satisfy a
+// `data` checked (docs/manifests.md), so that a layer may satisfy a
 // @require. file names the document in errors.
 //
 // warnings are unknown @directives; err joins every violation, each

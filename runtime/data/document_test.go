@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// specHiera is manifest.md §5's example; merge is filled in per case. The
+// specHiera is docs/manifests.md's example; merge is filled in per case. The
 // order entries are quoted: as the spec prints them ({ inside a flow
 // list) they are not valid YAML.
 const specHiera = `hierarchy:

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// LoadDotEnv reads a .env file with ordinary dotenv rules (manifest.md §7):
+// LoadDotEnv reads a .env file with ordinary dotenv rules (docs/manifests.md):
 // blank lines and "#" comments are skipped; a leading "export " is
 // allowed; spaces around the key and "=" are trimmed; one pair of matching
 // surrounding quotes is stripped ("…" understands \n, \r, \t, \" and \\;

@@ -16,8 +16,8 @@ func TestLoadDotEnv(t *testing.T) {
 		wantErr string
 	}{
 		{
-			// The peer-notes 8 file, which CCM's parser mangles.
-			name: "peer-notes example",
+			// A file CCM's parser mangles.
+			name: "CCM's example",
 			content: `QUOTED="httpd"
 export EXPORTED=1
 SPACED = value

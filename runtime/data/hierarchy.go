@@ -12,11 +12,14 @@ const (
 	MergeDeep  = "deep"
 )
 
-// Resolve returns the data of one manifest (manifest.md §5):
+// Resolve returns the data of one manifest (docs/manifests.md, "Data and
+// hierarchy"):
 //
 //  1. doc (the manifest's `data`) with its strings expanded against facts
-//     only (a missing lookup gives "", types are kept);
-//  2. each `hierarchy.order` entry expanded the same way; an entry counts
+//     only, strictly (a missing fact or lookup without a default is an
+//     error; types are kept);
+//  2. each `hierarchy.order` entry expanded leniently (a missing fact or
+//     lookup gives ""); an entry counts
 //     only when it has no expression or one of its expressions gave a
 //     non-empty value, and it selects `overrides[entry]` when present. No
 //     hierarchy means the order ["default"];

@@ -22,8 +22,8 @@ const (
 	MaxSourceSize = 16 << 20
 )
 
-// LoadSource returns the bytes of the Hiera document src names (cli.md
-// §2 --hiera, §6): a local path, a file:// path (CCM's CLI rejects it
+// LoadSource returns the bytes of the Hiera document src names (docs/manifests.md,
+// "Data"): a local path, a file:// path (CCM's CLI rejects it
 // although its agent docs use it; we accept it) or an http(s):// URL.
 // `user:pass@` in a URL becomes basic auth and is never echoed: every
 // error names the URL with the password redacted. kv:// (NATS) sources

@@ -15,7 +15,7 @@ import (
 // manifests and their recursion, so apply is not a plugin.
 const applyType = "apply"
 
-// applySpec holds an apply resource's own properties (resources.md §7).
+// applySpec holds an apply resource's own properties (docs/apply.md).
 type applySpec struct {
 	noop            bool
 	healthCheckOnly bool

@@ -16,7 +16,7 @@ import (
 // defaultCheckPath is the PATH health-check commands are looked up in.
 const defaultCheckPath = "PATH=/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbin"
 
-// healthChecks runs the resource's Nagios-style checks (manifest.md §3.2)
+// healthChecks runs the resource's Nagios-style checks (docs/manifests.md)
 // through the host's grant-checked exec. CRITICAL and UNKNOWN fail the
 // resource; WARNING is recorded and does not.
 func (e *Engine) healthChecks(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) {
@@ -33,7 +33,7 @@ func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource,
 	res := session.HealthCheckResult{Name: hc.Name, Status: session.HealthUnknown}
 	command, err := p.x.String(hc.Command)
 	if err != nil {
-		res.Output = "template: " + err.Error()
+		res.Output = p.line(r) + ": template: " + err.Error()
 		return res
 	}
 	argv, err := shellwords.Split(command)

@@ -55,7 +55,8 @@ func TestResourcesJetFileErrors(t *testing.T) {
 		want     string
 		sentinel error
 	}{
-		{name: "empty output", jet: "# [[ Data.x ]] nothing\n", want: "rendered an invalid resource list", sentinel: manifest.ErrNoResources},
+		{name: "empty output", jet: "# [[ lookup(\"data.x\", \"\") ]] nothing\n", want: "rendered an invalid resource list", sentinel: manifest.ErrNoResources},
+		{name: "missing key names file and line", jet: "# x\n# [[ Data.x ]]\n", want: `r.jet:2: Data.x: Data has no key "x"`},
 		{name: "jet syntax error names file and line", jet: "- mark:\n[[ if ]]\n", want: "r.jet:2: "},
 		{name: "bad list names the rendered line", jet: "- mark:\n    - a: {}\n- mark:\n    - a: {}\n", want: "r.jet:4: mark#a", sentinel: manifest.ErrDuplicate},
 		{name: "unknown type", jet: "- nosuch:\n    - a: {}\n", want: `r.jet:2: nosuch#a: unknown resource type "nosuch"`},

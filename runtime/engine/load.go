@@ -56,11 +56,17 @@ func (p *plan) where(r *resource, format string, args ...any) error {
 	if name == "" {
 		name = r.src.Name
 	}
+	return fmt.Errorf("%s: %s#%s: %s", p.line(r), r.typ, name, fmt.Sprintf(format, args...))
+}
+
+// line is "file:line" of r's definition, for messages (such as a deferred
+// field's template error) that an event already attributes to r.
+func (p *plan) line(r *resource) string {
 	file := p.file
 	if p.resFile != "" {
 		file = p.resFile
 	}
-	return fmt.Errorf("%s:%d: %s#%s: %s", file, r.src.Line, r.typ, name, fmt.Sprintf(format, args...))
+	return fmt.Sprintf("%s:%d", file, r.src.Line)
 }
 
 // load reads, resolves and validates the manifest of scope s. passed is the
@@ -99,7 +105,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	if err != nil {
 		return nil, err
 	}
-	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), Dir: s.dir, ReadFile: e.templateReader(ctx, s)})
+	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), NoEnviron: s.confined(), Dir: s.dir, ReadFile: e.templateReader(ctx, s)})
 	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x, plugins: declared}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
@@ -311,7 +317,7 @@ func validationProps(r *resource) map[string]any {
 }
 
 // checkRefs rejects duplicates and references to resources declared later in
-// the same manifest: those can never be met (manifest.md §8.3). References to
+// the same manifest: those can never be met (docs/manifests.md). References to
 // names not declared here may point into a parent or an earlier child and
 // are checked when the resource runs.
 func checkRefs(p *plan) []error {

@@ -45,7 +45,7 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 	}
 	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError, Plugins: p.plugins.own(p.file)}
 	for _, res := range p.resources {
-		r.Resources = append(r.Resources, map[string]any{res.typ: renderResource(p, res)})
+		r.Resources = append(r.Resources, map[string]any{res.typ: e.renderResource(p, res)})
 	}
 	*out = append(*out, r)
 	for _, res := range p.resources {
@@ -63,15 +63,20 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 	return nil
 }
 
-// renderResource is a resource in direct form.
-func renderResource(p *plan, r *resource) map[string]any {
+// renderResource is a resource in direct form. A deferred field whose
+// expansion fails is shown as written, with a warning naming the failure
+// the run would report for that resource.
+func (e *Engine) renderResource(p *plan, r *resource) map[string]any {
 	props := maps.Clone(r.props)
 	if r.info != nil {
 		for _, k := range r.info.Deferred {
 			if v, ok := props[k]; ok {
-				if out, err := p.x.Expand(v); err == nil {
-					props[k] = out
+				out, err := p.x.Expand(v)
+				if err != nil {
+					e.report.Log(e.display(p.file), "warn", p.where(r, "%s: %v; a run fails this resource", k, err).Error())
+					continue
 				}
+				props[k] = out
 			}
 		}
 	}

@@ -72,7 +72,7 @@ func (e *Engine) notRun(s scope, p *plan, r *resource, stoppedBy string) *sessio
 	return ev
 }
 
-// runResource takes one resource through the flow of manifest.md §8.2 and
+// runResource takes one resource through the flow of docs/manifests.md and
 // records its event. It never panics out: a panic below becomes a failed
 // event for this resource.
 func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource) (ev *session.Event) {
@@ -125,7 +125,7 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) (req abi.Request, done bool) {
 	managed, err := e.managed(p, r)
 	if err != nil {
-		ev.Fail(err.Error())
+		ev.Fail(p.line(r) + ": " + err.Error())
 		return req, true
 	}
 	if !managed {
@@ -224,7 +224,7 @@ func (e *Engine) caller(s scope, p *plan, r *resource, props map[string]any) tru
 	}
 }
 
-// managed evaluates control.if and control.unless (manifest.md §3.1).
+// managed evaluates control.if and control.unless (docs/manifests.md).
 func (e *Engine) managed(p *plan, r *resource) (bool, error) {
 	c := r.src.Control
 	if c.If != "" {
@@ -258,7 +258,7 @@ func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[
 		}
 		out, err := p.x.Expand(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
+			return nil, fmt.Errorf("%s: %s: %w", p.line(r), k, err)
 		}
 		props[k] = out
 	}
@@ -277,7 +277,7 @@ func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[
 
 // unmet returns the requirements that block a resource: their latest event
 // failed or was skipped for unmet requirements. A requirement with no event
-// fails the resource (manifest.md §8.3).
+// fails the resource (docs/manifests.md).
 func (e *Engine) unmet(refs []string) ([]string, error) {
 	var out []string
 	for _, ref := range refs {

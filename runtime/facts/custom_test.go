@@ -128,7 +128,7 @@ func TestLoadCustomCreatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(entries) != 0 {
-		t.Fatalf("LoadCustom created %v under %s (peer-notes 28)", entries, root)
+		t.Fatalf("LoadCustom created %v under %s", entries, root)
 	}
 }
 

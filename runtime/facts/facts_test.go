@@ -195,7 +195,7 @@ func TestWithOverrides(t *testing.T) {
 		{name: "nothing", want: base()},
 		{name: "file deep-merged", file: factsFile, want: map[string]any{
 			"host": map[string]any{"info": map[string]any{"hostname": "h", "platform": "filed"}}, "k3": "fromfile", "n": 5}},
-		{name: "cli beats file (peer-notes 16)", file: factsFile, kv: []string{"k3=cli"}, want: map[string]any{
+		{name: "cli beats file", file: factsFile, kv: []string{"k3=cli"}, want: map[string]any{
 			"host": map[string]any{"info": map[string]any{"hostname": "h", "platform": "filed"}}, "k3": "cli", "n": 5}},
 		{name: "dotted cli nests", kv: []string{"host.info.hostname=web01", "env=prod"}, want: map[string]any{
 			"host": map[string]any{"info": map[string]any{"hostname": "web01", "platform": "debian"}}, "env": "prod"}},

@@ -17,7 +17,7 @@ import (
 
 // The families below copy gopsutil's structs into plain maps and []any
 // lists under gopsutil's JSON names, so templates reach them with the names
-// `ccm facts` prints (Facts.host.info.platformFamily; peer-notes 7) and
+// `ccm facts` prints (Facts.host.info.platformFamily) and
 // data.Copy/Merge can deep-copy them.
 
 // hostFacts is host.info.*, gopsutil's host.InfoStat without calling

@@ -22,7 +22,7 @@ type Options struct {
 
 // Load returns the facts a run sees, merged deep with later winning:
 // system facts < custom facts (Dirs in order) < FactsFile < Facts
-// (manifest.md §6). Warnings (a family left out, a symlinked file
+// (docs/manifests.md). Warnings (a family left out, a symlinked file
 // skipped) are for the user and do not stop the run; the error is a bad
 // custom facts file or override, which should.
 func Load(ctx context.Context, opts Options) (map[string]any, []string, error) {

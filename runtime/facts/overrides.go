@@ -10,7 +10,7 @@ import (
 // WithOverrides merges a --facts FILE (YAML/JSON map; "" for none) and
 // then --fact k=v values (dotted keys nest, values are strings) over base,
 // into a new map. CLI k=v wins over the file, as CCM's docs say (its
-// binary does the opposite, peer-notes 16).
+// binary does the opposite.
 func WithOverrides(base map[string]any, factsFile string, kv []string) (map[string]any, error) {
 	out := data.Merge(base, nil)
 	if factsFile != "" {

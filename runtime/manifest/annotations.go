@@ -14,7 +14,7 @@ const (
 )
 
 // Annotation is one directive read from a YAML comment directly above a
-// key in `data:` (manifest.md §5.1):
+// key in `data:` (docs/manifests.md):
 //
 //	data:
 //	  db:

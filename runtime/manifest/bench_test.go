@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// manifestN is the peer-notes 30 shape: one file block with defaults and n
+// manifestN is the shape of CCM's slow case: one file block with defaults and n
 // single-line content files.
 func manifestN(n int) []byte {
 	var b strings.Builder

@@ -15,7 +15,7 @@
 // package never re-serialises anything.
 //
 // Decisions where CCM is silent, buggy or self-contradictory
-// (manifest.md "decide" points, peer-notes):
+// (recorded in docs/decisions.md):
 //
 //   - unknown keys are rejected at top level, in ccm, hierarchy, control
 //     and health checks, with the closest allowed key suggested;

@@ -14,7 +14,7 @@ type Document struct {
 	Hierarchy map[string]any // raw `hierarchy`, shape checked: order list of strings, merge first|deep
 	Overrides map[string]any // raw `overrides`: map of maps
 	// Annotations are the @require/@validate directives in comments above
-	// keys of `data` (manifest.md §5.1), in document order; none for JSON.
+	// keys of `data` (docs/manifests.md), in document order; none for JSON.
 	Annotations []Annotation
 
 	FailOnError             bool

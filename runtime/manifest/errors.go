@@ -26,8 +26,12 @@ var (
 type Error struct {
 	File    string // as given to Parse
 	Line    int    // 1-based; 0 when the problem has no single line
+	Column  int    // 1-based; 0 when unknown (set for YAML syntax errors)
 	Subject string // "file#/etc/motd" or a key path such as "ccm.fail_on_error"; may be empty
 	Err     error
+	// Excerpt is the source around Line with a caret under Column, for
+	// syntax errors; Error prints it on the lines after the message.
+	Excerpt string
 }
 
 func (e *Error) Error() string {
@@ -36,6 +40,10 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(e.Line))
+		if e.Column > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(e.Column))
+		}
 	}
 	b.WriteString(": ")
 	if e.Subject != "" {
@@ -43,6 +51,10 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Err.Error())
+	if e.Excerpt != "" {
+		b.WriteString("\n")
+		b.WriteString(e.Excerpt)
+	}
 	return b.String()
 }
 

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -17,6 +18,10 @@ func FuzzParse(f *testing.F) {
 		`{"ccm": {"resources": [{"exec": [{"a": {"require": ["exec#b"]}}]}]}}`,
 		"a: &x [*x]\n",
 		"- !!binary aGVsbG8=\n",
+		"a: 1\nb: \"oops\nc: 3\n",
+		"ccm:\n\tresources: []\n",
+		"a: [1, 2\nb: {x: 1\n",
+		"a: 1\nb: value: x\n  c: d: e\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -27,6 +32,9 @@ func FuzzParse(f *testing.F) {
 			var e *Error
 			if !errors.As(err, &e) {
 				t.Fatalf("error is not a *Error: %T %v", err, err)
+			}
+			if lines := bytes.Count(src, []byte("\n")) + 1; e.Line > lines || e.Line < 0 || e.Column < 0 {
+				t.Fatalf("error placed at %d:%d in a document of %d lines: %v", e.Line, e.Column, lines, err)
 			}
 			return
 		}

@@ -247,7 +247,7 @@ func TestParseJetFile(t *testing.T) {
 	}
 }
 
-// Strings must reach plugins byte for byte (peer-notes 2: CCM cannot load
+// Strings must reach plugins byte for byte: CCM cannot load
 // any multi-line string).
 func TestParseStringsByteExact(t *testing.T) {
 	tests := []struct {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -47,13 +48,13 @@ func parseYAML(src []byte, file string) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, src, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, src, err)
 	default:
 		return nil, &Error{File: file, Line: next.Line, Err: fmt.Errorf("%w: more than one YAML document; keep one document per file", ErrSyntax)}
 	}
@@ -63,12 +64,26 @@ func parseYAML(src []byte, file string) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-// syntaxError moves the line number yaml puts in its message into the
-// usual FILE:LINE prefix.
-func syntaxError(file string, err error) error {
+// syntaxError places a YAML syntax error at its line and column (see
+// locate), with a hint and an excerpt of the source; when the position
+// cannot be found it keeps the line yaml puts in its message.
+func syntaxError(file string, src []byte, err error) error {
+	if line, col, msg, ok := locate(src); ok {
+		e := &Error{File: file, Line: line, Column: col, Excerpt: excerpt(src, line, col)}
+		lines := strings.Split(string(src), "\n")
+		if hint := yamlHint(msg, lines[min(line, len(lines))-1]); hint != "" {
+			msg += "; " + hint
+		}
+		e.Err = fmt.Errorf("%w: %s", ErrSyntax, msg)
+		return e
+	}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, m[2])}
+		col := 0
+		if strings.HasPrefix(m[2], "mapping values are not allowed") {
+			line, col = nextColon(src, line, 1)
+		}
+		return &Error{File: file, Line: line, Column: col, Excerpt: excerpt(src, line, col), Err: fmt.Errorf("%w: %s", ErrSyntax, m[2])}
 	}
 	return &Error{File: file, Err: fmt.Errorf("%w: %w", ErrSyntax, err)}
 }

@@ -5,5 +5,5 @@
 //
 // Lookups are indexed: recording and finding an event are O(1), so a run of
 // N resources with require/subscribe is O(N) (CCM scans every event per
-// lookup; peer-notes C.30). It must not import the engine or the host.
+// lookup. It must not import the engine or the host.
 package session

@@ -9,7 +9,7 @@ import (
 // Protocol is the TransactionEvent protocol id (CCM-compatible).
 const Protocol = "io.choria.ccm.v1.transaction.event"
 
-// Event is one resource's result, with CCM's field names (cli.md §7).
+// Event is one resource's result, with CCM's field names (docs/shell.md).
 type Event struct {
 	Protocol          string              `json:"protocol"`
 	EventID           string              `json:"event_id"`
@@ -80,7 +80,7 @@ func (e *Event) Display() string {
 }
 
 // Fail marks the event failed with a message. A failed event never counts as
-// changed, so it never fires subscribers (CCM's rule, kept: manifest.md §8.4).
+// changed, so it never fires subscribers (CCM's rule, kept: docs/manifests.md).
 func (e *Event) Fail(msg string) {
 	e.Failed = true
 	e.Changed = false

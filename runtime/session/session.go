@@ -57,7 +57,7 @@ func (s *Session) Len() int {
 
 // Summary adds up every event recorded so far. Run time spans the session
 // start to the end of the last recorded event (CCM stops at the start of the
-// last one; peer-notes 25).
+// last one.
 func (s *Session) Summary() Summary {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

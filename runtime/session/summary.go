@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Summary is the run report of manifest.md §8.9.
+// Summary is the run report of docs/manifests.md.
 type Summary struct {
 	RunTime           time.Duration `json:"run_time"`
 	Total             int           `json:"total_resources"`

@@ -1,6 +1,6 @@
 // Package sessionstore keeps a session of TransactionEvents in a directory,
 // so that several `ccm ensure` processes of one shell script share
-// require/subscribe state and one report (cli.md §6).
+// require/subscribe state and one report (docs/shell.md).
 //
 // The store holds one JSON file per event, named <event_id>.event: a
 // session-start event (protocol io.choria.ccm.v1.session.start) written by

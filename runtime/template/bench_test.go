@@ -77,7 +77,7 @@ func BenchmarkExpandCached(b *testing.B) {
 func BenchmarkCompileCold(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := compileNow("Facts.host.info.hostname + ':' + string(Data.port)", false); err != nil {
+		if _, err := compileNow("Facts.host.info.hostname + ':' + string(Data.port)", false, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
@@ -39,8 +40,9 @@ func (c *memo[K, V]) put(k K, v V) {
 }
 
 type programKey struct {
-	src   string
-	hiera bool
+	src     string
+	hiera   bool
+	lenient bool // Hiera order entries: a missing key gives nil
 }
 
 // The package's only global state: memos of pure functions of the source
@@ -75,12 +77,12 @@ func parse(s string) (*parsed, error) {
 }
 
 // compile returns the program for src, compiling it on first use.
-func compile(src string, hiera bool) (*vm.Program, error) {
-	key := programKey{src: src, hiera: hiera}
+func compile(src string, hiera, lenient bool) (*vm.Program, error) {
+	key := programKey{src: src, hiera: hiera, lenient: lenient}
 	if p, ok := programs.get(key); ok {
 		return p, nil
 	}
-	p, err := compileNow(src, hiera)
+	p, err := compileNow(src, hiera, lenient)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func compile(src string, hiera bool) (*vm.Program, error) {
 	return p, nil
 }
 
-func compileNow(src string, hiera bool) (p *vm.Program, err error) {
+func compileNow(src string, hiera, lenient bool) (p *vm.Program, err error) {
 	// expr's parser and checker do not promise to never panic on hostile
 	// input; a manifest must not be able to crash the run.
 	defer func() {
@@ -100,7 +102,14 @@ func compileNow(src string, hiera bool) (p *vm.Program, err error) {
 	if hiera {
 		env = &hieraEnv{}
 	}
-	p, err = expr.Compile(src, expr.Env(env))
+	opts := []expr.Option{expr.Env(env)}
+	if !lenient {
+		// A missing key of Facts, Data or Environ is an error, not nil
+		// (see strict.go); ?. and ?? opt out.
+		marks := map[*ast.MemberNode]bool{}
+		opts = append(opts, expr.Patch(&lenientMarker{marks}), expr.Patch(&strictPatcher{marks}), expr.Function(fetchName, fetchFn))
+	}
+	p, err = expr.Compile(src, opts...)
 	if err != nil {
 		return nil, exprError(src, err)
 	}

@@ -19,6 +19,10 @@ type Env struct {
 	// one that checks the manifest scope's fs_read grant, so a vendor's
 	// templates cannot read what its plugins may not.
 	ReadFile func(path string) ([]byte, error)
+	// NoEnviron says Environ is empty on purpose (a scope confined by
+	// grants sees no environment), so that a missing variable's error
+	// says why rather than suggesting a typo.
+	NoEnviron bool
 }
 
 // maxDepth bounds template() recursion: a .templ file that includes itself
@@ -28,10 +32,13 @@ const maxDepth = 10
 // Expander expands templates against one Env. It is safe for concurrent
 // use; build one per manifest (or per resource when data differs) with New.
 type Expander struct {
-	env   Env
-	hiera bool     // Hiera mode: only Facts and lookup; missing lookups give ""
-	root  *exprEnv // depth-0 variables and functions, built once
-	hroot *hieraEnv
+	env     Env
+	hiera   bool     // Hiera mode: only Facts and lookup
+	lenient bool     // a missing key or lookup gives nil or "" (Hiera order entries only)
+	root    *exprEnv // depth-0 variables and functions, built once
+	hroot   *hieraEnv
+	keys    *Expander      // the lenient twin Key uses (Hiera only)
+	environ map[string]any // env.Environ as expressions see it
 
 	lookupOnce sync.Once
 	lookupJSON []byte // {"facts":…,"data":…,"environ":…}, marshalled on first lookup
@@ -40,17 +47,27 @@ type Expander struct {
 
 // New returns an Expander over env.
 func New(env Env) *Expander {
-	x := &Expander{env: env}
+	x := &Expander{env: env, environ: make(map[string]any, len(env.Environ))}
+	for k, v := range env.Environ {
+		x.environ[k] = v
+	}
 	x.root = x.newEnv(0)
 	return x
 }
 
-// NewHiera returns an Expander for Hiera resolution (manifest.md §5): only
-// Facts and lookup exist, and lookup without a default gives "" for a
-// missing path instead of failing, so that an order entry naming an absent
-// fact is simply skipped.
+// NewHiera returns an Expander for Hiera resolution (docs/manifests.md,
+// "Hierarchy"): only Facts and lookup exist. Its values are
+// strict like every other template; only Key, for order entries, lets a
+// missing fact or lookup give "", so that an entry naming an absent fact
+// is simply skipped.
 func NewHiera(facts map[string]any) *Expander {
-	x := &Expander{env: Env{Facts: facts}, hiera: true}
+	x := newHiera(facts, false)
+	x.keys = newHiera(facts, true)
+	return x
+}
+
+func newHiera(facts map[string]any, lenient bool) *Expander {
+	x := &Expander{env: Env{Facts: facts}, hiera: true, lenient: lenient}
 	x.hroot = &hieraEnv{Facts: facts, Lookup: x.lookupFn}
 	return x
 }
@@ -160,6 +177,9 @@ func (x *Expander) Lookup(path string) (any, bool) {
 // "env:${ lookup('facts.env') }" does not select "env:" when the fact is
 // missing; an entry without expressions always counts.
 func (x *Expander) Key(s string) (key string, ok bool, err error) {
+	if x.keys != nil {
+		x = x.keys
+	}
 	if !HasTemplate(s) {
 		return s, true, nil
 	}
@@ -246,7 +266,7 @@ func (x *Expander) join(segs []segment, depth int) (string, error) {
 
 // eval runs one expression at a template() nesting depth.
 func (x *Expander) eval(src string, depth int) (any, error) {
-	p, err := compile(src, x.hiera)
+	p, err := compile(src, x.hiera, x.lenient)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +277,11 @@ func (x *Expander) eval(src string, depth int) (any, error) {
 	if depth > 0 {
 		env = x.newEnv(depth)
 	}
-	return run(p, src, env)
+	v, err := run(p, src, env)
+	if err != nil {
+		return nil, x.confined(err)
+	}
+	return v, nil
 }
 
 // lookupDoc returns the JSON document lookup paths apply to.

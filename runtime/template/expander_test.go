@@ -62,7 +62,7 @@ func TestExpandStrings(t *testing.T) {
 		{name: "single expression nil", in: "{{ Data.nothing }}", want: nil},
 		{name: "text with int", in: "port {{ Data.port }}", want: "port 8080"},
 		{name: "two expressions", in: "{{ Data.name }}:${ Data.port }", want: "httpd:8080"},
-		{name: "nil renders empty", in: "[{{ Data.missing }}]", want: "[]"},
+		{name: "null key renders empty", in: "[{{ Data.nothing }}]", want: "[]"},
 		{name: "list renders JSON", in: "l={{ Data.list }}", want: `l=["a",1]`},
 		{name: "map renders JSON", in: "m={{ Data.nested }}", want: `m={"k":"v"}`},
 		{name: "float renders plainly", in: "r={{ Data.ratio }} b={{ Data.big }}", want: "r=0.5 b=1000000"},
@@ -122,7 +122,8 @@ func TestExpandErrors(t *testing.T) {
 		{name: "lookup missing", in: "{{ lookup('facts.nope') }}", sentinel: ErrNotFound, want: `lookup "facts.nope": not found; check the path`},
 		{name: "lookup wrong arity", in: "{{ lookup() }}", want: "lookup takes a path"},
 		{name: "lookup non-string", in: "{{ lookup(1) }}", want: "the path must be a string"},
-		{name: "fetch from nil", in: "{{ Data.missing.x }}", want: "cannot fetch x from <nil>"},
+		{name: "fetch from nil", in: "{{ Data.nothing.x }}", sentinel: ErrMissing, want: "Data.nothing is null, so it has no key x"},
+		{name: "missing key", in: "{{ Data.missing.x }}", sentinel: ErrMissing, want: `Data has no key "missing"`},
 		{name: "readFile missing", in: "{{ readFile('nope.txt') }}", sentinel: os.ErrNotExist, want: `readFile "nope.txt"`},
 		{name: "template jet file missing", in: "{{ template('x.jet') }}", sentinel: os.ErrNotExist, want: `jet "x.jet"`},
 		{name: "jet unknown identifier", in: "{{ jet('[[ x ]]') }}", want: `jet inline.jet:1: identifier "x" is not defined; Jet sees Facts, Data, Environ`},
@@ -233,7 +234,8 @@ func TestBool(t *testing.T) {
 		{name: "lookup", in: `lookup("facts.env") == "prod"`, want: true},
 		{name: "env alias", in: `lookup("env.PLAIN", "") != ""`, want: true},
 		{name: "not a bool", in: "Data.port", sentinel: ErrNotBool, errWant: "gave int 8080"},
-		{name: "nil is not false", in: "Data.missing", sentinel: ErrNotBool, errWant: "gave nil"},
+		{name: "nil is not false", in: "Data.nothing", sentinel: ErrNotBool, errWant: "gave nil"},
+		{name: "missing is an error", in: "Data.missing", sentinel: ErrMissing, errWant: `lookup("data.missing", DEFAULT)`},
 		{name: "wrapped in braces", in: "{{ Data.on }}", errWant: `write "Data.on" without the {{ }}`},
 		{name: "wrapped in dollar", in: "${ Data.on }", errWant: `write "Data.on" without`},
 		{name: "empty", in: "  ", errWant: "empty control expression"},
@@ -321,8 +323,12 @@ func TestHiera(t *testing.T) {
 			}
 		}
 	})
-	t.Run("missing lookup keeps going", func(t *testing.T) {
-		got, err := x.Expand(map[string]any{"a": "{{ lookup('facts.nope') }}", "b": "${ lookup('facts.env') }"})
+	t.Run("missing lookup in a value fails", func(t *testing.T) {
+		_, err := x.Expand(map[string]any{"a": "{{ lookup('facts.nope') }}", "b": "${ lookup('facts.env') }"})
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("error = %v, want ErrNotFound", err)
+		}
+		got, err := x.Expand(map[string]any{"a": "{{ lookup('facts.nope', '') }}", "b": "${ lookup('facts.env') }"})
 		if err != nil {
 			t.Fatal(err)
 		}

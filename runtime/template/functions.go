@@ -19,19 +19,20 @@ type fn = func(args ...any) (any, error)
 // shared across Expanders. The functions are fields (not expr.Function
 // options) for the same reason: they reach the Expander through the value.
 type exprEnv struct {
-	Facts         map[string]any    `expr:"Facts"`
-	Data          map[string]any    `expr:"Data"`
-	Environ       map[string]string `expr:"Environ"`
-	Lookup        fn                `expr:"lookup"`
-	ReadFile      fn                `expr:"readFile"`
-	File          fn                `expr:"file"`
-	Template      fn                `expr:"template"`
-	Jet           fn                `expr:"jet"`
-	KVGet         fn                `expr:"kvGet"`
-	Registrations fn                `expr:"registrations"`
+	Facts         map[string]any `expr:"Facts"`
+	Data          map[string]any `expr:"Data"`
+	Environ       map[string]any `expr:"Environ"` // values are strings; any so that Environ.X ?? "d" sees a missing X as nil
+	Lookup        fn             `expr:"lookup"`
+	ReadFile      fn             `expr:"readFile"`
+	File          fn             `expr:"file"`
+	Template      fn             `expr:"template"`
+	Jet           fn             `expr:"jet"`
+	KVGet         fn             `expr:"kvGet"`
+	Registrations fn             `expr:"registrations"`
+	Fetch         fn             `expr:"__ccm_fetch"`
 }
 
-// hieraEnv is what Hiera expressions see (manifest.md §4.3: only lookup
+// hieraEnv is what Hiera expressions see (docs/manifests.md: only lookup
 // and Facts during Hiera resolution).
 type hieraEnv struct {
 	Facts  map[string]any `expr:"Facts"`
@@ -44,7 +45,7 @@ func (x *Expander) newEnv(depth int) *exprEnv {
 	return &exprEnv{
 		Facts:    x.env.Facts,
 		Data:     x.env.Data,
-		Environ:  x.env.Environ,
+		Environ:  x.environ,
 		Lookup:   x.lookupFn,
 		ReadFile: x.readFileFn,
 		File:     x.readFileFn,
@@ -76,7 +77,7 @@ func (x *Expander) lookupFn(args ...any) (any, error) {
 		return v, nil
 	case len(args) == 2:
 		return args[1], nil
-	case x.hiera:
+	case x.lenient:
 		return "", nil
 	}
 	return nil, fmt.Errorf("lookup %q: %w; check the path (roots are facts, data, environ) or give a default: lookup(%q, \"\")", path, ErrNotFound, path)

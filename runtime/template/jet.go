@@ -14,7 +14,7 @@ import (
 	"github.com/CloudyKit/jet/v6"
 )
 
-// Default Jet delimiters (manifest.md §4.3): not Jet's own {{ }}, so that
+// Default Jet delimiters (docs/manifests.md): not Jet's own {{ }}, so that
 // a Jet template can emit CCM {{ }} templates for the second expansion.
 const (
 	JetLeft  = "[["
@@ -61,13 +61,19 @@ func (x *Expander) jet(s, left, right string, depth int) (string, error) {
 		// Jet HTML-escapes by default; the output is YAML or a config
 		// file, where &amp; would be corruption.
 		jet.WithSafeWriter(nil),
+		// Templates Jet loads itself (include, import, extends) pass
+		// through the cache, where they get the strict patch too.
+		jet.WithCache(&strictCache{}),
 	)
 	t, err := parseJet(set, name, src)
 	if err != nil {
 		return "", jetError(shown, err)
 	}
+	strictJet(t)
+	vars := x.jetVars(depth)
+	vars.SetFunc(jetFetchName, x.jetGet("/"+name, shown))
 	var b strings.Builder
-	if err := executeJet(t, &b, x.jetVars(depth)); err != nil {
+	if err := executeJet(t, &b, vars); err != nil {
 		return "", jetError(shown, err)
 	}
 	return b.String(), nil

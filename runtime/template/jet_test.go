@@ -50,7 +50,9 @@ func TestJet(t *testing.T) {
 		{name: "ccm templates pass through", s: "emitccm.jet", want: "name: {{ Data.name }} httpd"},
 		{name: "inline text", s: "port [[ Data.port ]]", want: "port 8080"},
 		{name: "custom delimiters", s: "port <% Data.port %> [[ x ]]", left: "<%", right: "%>", want: "port 8080 [[ x ]]"},
-		{name: "missing map key renders empty", s: "[[ Data.absent ]]", want: ""},
+		{name: "null key renders empty", s: "<[[ Data.nothing ]]>", want: "<>"},
+		{name: "isset guards a missing key", s: `[[ isset(Data.absent) ? Data.absent : "d" ]]`, want: "d"},
+		{name: "lowercase spelling", s: "[[ data.nested.k ]]", want: "v"},
 		{name: "no action is literal", s: "{{ Data.port }}", want: "{{ Data.port }}"},
 	}
 	for _, tc := range tests {

@@ -1,7 +1,7 @@
 // Package abi holds the JSON documents exchanged between the ccm host and a
 // resource plugin: the exports a plugin provides, the host calls it may make,
 // and the error codes of those calls. It is the written contract of
-// shared/spec/plugins.md, shared by the host (native Go) and the Go guest SDK
+// docs/plugins.md, shared by the host (native Go) and the Go guest SDK
 // (GOOS=wasip1), so it must import nothing but the standard library's
 // encoding/json and must stay free of OS access.
 package abi
