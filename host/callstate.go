@@ -44,6 +44,8 @@ type callState struct {
 	stdio *stdio
 	// kernel caches the instance's Extism kernel functions across calls.
 	kernel *kernelCache
+	// logs is what the call has logged so far, against maxLogBytes.
+	logs logBudget
 }
 
 type callStateKey struct{}
@@ -65,10 +67,11 @@ func (st *callState) resource() string {
 	return st.typ
 }
 
-// log sends a line to the caller's log, if it has one.
+// log sends a line to the caller's log, if it has one, within the call's
+// log budget (logging.go).
 func (st *callState) log(level, message string) {
 	if st.caller.Log != nil {
-		st.caller.Log(level, message)
+		st.logs.pass(st.caller.Log, st.resource(), level, message)
 	}
 }
 

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/ccm-dev/ccm/runtime/data"
 	"github.com/ccm-dev/ccm/runtime/engine"
@@ -108,8 +106,7 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	if o.noop && o.monitorOnly {
 		return &exitError{exitUsage, errors.New("--noop and --monitor-only cannot be combined")}
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := cmd.Context() // ended by SIGINT and SIGTERM (signals.go)
 
 	fts, warnings, err := facts.Load(ctx, facts.Options{FactsFile: o.factsFile, Facts: o.factKV})
 	for _, w := range warnings {
@@ -199,6 +196,9 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	}
 	res, err := eng.Run(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{exitUsage, fmt.Errorf("%v while loading %s; nothing was applied: %w", context.Cause(ctx), path, err)}
+		}
 		if o.jsonOut {
 			writeLoadError(out, err)
 		}
@@ -208,10 +208,15 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	if o.jsonOut {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
+		var interrupted string
+		if res.Interrupted != nil {
+			interrupted = res.Interrupted.Error()
+		}
 		if err := enc.Encode(struct {
-			Events  []*session.Event `json:"events"`
-			Summary session.Summary  `json:"summary"`
-		}{res.Events, res.Summary}); err != nil {
+			Events      []*session.Event `json:"events"`
+			Summary     session.Summary  `json:"summary"`
+			Interrupted string           `json:"interrupted,omitempty"`
+		}{res.Events, res.Summary, interrupted}); err != nil {
 			return &exitError{exitFailed, err}
 		}
 	} else if o.report && !o.noReport {
@@ -219,6 +224,15 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		if err := res.Summary.WriteText(out); err != nil {
 			return err
 		}
+	}
+	if res.Interrupted != nil {
+		notRun := 0
+		for _, ev := range res.Events {
+			if ev.Skipped && len(ev.Messages) > 0 && strings.HasPrefix(ev.Messages[len(ev.Messages)-1], "not applied: the run was ") {
+				notRun++
+			}
+		}
+		return &exitError{exitFailed, fmt.Errorf("run %v: the resource running then was stopped, %d resources were not started", res.Interrupted, notRun)}
 	}
 	if code := exitCode(res, o.detailed); code != exitOK {
 		return &exitError{code: code}

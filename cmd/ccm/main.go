@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -41,26 +42,34 @@ func main() {
 }
 
 func run(args []string) int {
+	// SIGINT and SIGTERM cancel the command's context (signals.go); the
+	// exit status is then 128+signal whatever the command made of it.
+	ctx, sigs := watchSignals(context.Background(), os.Stderr)
+	defer sigs.stop()
 	cmd := newRootCommand()
 	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err == nil {
-		return exitOK
-	}
-	code := exitUsage
+	err := cmd.ExecuteContext(ctx)
+	code := exitOK
 	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-		err = ee.err
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ccm: error: %v\n", err)
-		// Under --detailed-exitcodes 2 means "changes": a run that never
-		// started (usage error, unloadable manifest, bad --data) is a
-		// failed run, 1, as in Puppet.
-		if code == exitUsage && detailedExitCodes(args) {
-			code = exitFailed
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintf(os.Stderr, "ccm: error: %s\n", terminalSafe(ee.err.Error()))
 		}
+		code = ee.code
+	default:
+		fmt.Fprintf(os.Stderr, "ccm: error: %s\n", terminalSafe(err.Error()))
+		code = exitUsage
+	}
+	if intr := sigs.received(); intr != nil {
+		return intr.code()
+	}
+	// Under --detailed-exitcodes 2 means "changes": a run that never
+	// started (usage error, unloadable manifest, bad --data) is a failed
+	// run, 1, as in Puppet.
+	if code == exitUsage && detailedExitCodes(args) {
+		code = exitFailed
 	}
 	return code
 }

@@ -28,11 +28,11 @@ const (
 )
 
 func (p *printer) ManifestStart(file string, resources, depth int) {
-	p.line("INFO", "", fmt.Sprintf("Executing manifest manifest=%s resources=%d", file, resources), depth)
+	p.line("INFO", "", fmt.Sprintf("Executing manifest manifest=%s resources=%d", terminalSafe(file), resources), depth)
 }
 
 func (p *printer) Message(text string) {
-	fmt.Fprintf(p.w, "\n%s\n", strings.TrimRight(text, "\n"))
+	fmt.Fprintf(p.w, "\n%s\n", terminalSafe(strings.TrimRight(text, "\n")))
 }
 
 func (p *printer) Event(e *session.Event, depth int) {
@@ -47,11 +47,14 @@ func (p *printer) Event(e *session.Event, depth int) {
 		level, color = "WARN", ansiYellow
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", e.Display(), p.paint(color, outcome))
+	// Names, errors and messages may come from plugins: terminalSafe
+	// (escape.go) before they reach a terminal.
+	fmt.Fprintf(&b, "%s %s", terminalSafe(e.Display()), p.paint(color, outcome))
 	kv := func(k, v string) {
 		if v == "" {
 			return
 		}
+		v = terminalSafe(v)
 		if strings.ContainsAny(v, " \t\n\"") {
 			v = fmt.Sprintf("%q", v)
 		}
@@ -90,7 +93,7 @@ func (p *printer) Log(resource, level, message string) {
 		return
 	}
 	for _, l := range strings.Split(strings.TrimRight(message, "\n"), "\n") {
-		p.line(strings.ToUpper(level), "", resource+": "+l, 0)
+		p.line(strings.ToUpper(level), "", terminalSafe(resource+": "+l), 0)
 	}
 }
 

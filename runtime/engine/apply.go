@@ -103,6 +103,7 @@ func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev
 		ev.Fail(fmt.Sprintf("child manifest %s: %v", e.display(child.file), err))
 		return
 	}
+	child.ancestry = cp.ancestry
 	out := e.runPlan(ctx, child, cp)
 	ev.Status = map[string]any{
 		"manifest":  e.display(child.file),
@@ -133,6 +134,7 @@ func (e *Engine) childScope(s scope, r *resource) (scope, error) {
 		limits:          s.limits.Lower(spec.limits),
 		allowApply:      spec.allowApply,
 		plugins:         r.inherit,
+		ancestry:        s.ancestry,
 	}
 	child.dir = filepath.Dir(child.file)
 	if spec.grants != nil {

@@ -39,6 +39,10 @@ type Engine struct {
 	report  Reporter
 	schemas schemaCache
 	rootDir string
+	// manifests and manifestBytes count what the run has loaded, against
+	// MaxManifests and MaxManifestBytes.
+	manifests     int
+	manifestBytes int64
 }
 
 // New returns an engine. It panics if opts.Plugins is nil: that is a wiring
@@ -65,6 +69,10 @@ func (e *Engine) Session() *session.Session { return e.session }
 type Result struct {
 	Summary session.Summary
 	Events  []*session.Event
+	// Interrupted is why the run stopped early when its context ended (a
+	// signal, say): the resource running then was stopped and those after
+	// it were not started. nil for a run that went to the end.
+	Interrupted error
 }
 
 // Failed reports whether any resource failed.
@@ -94,8 +102,13 @@ func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	root.ancestry = p.ancestry
 	e.runPlan(ctx, root, p)
-	return &Result{Summary: e.session.Summary(), Events: e.session.Events()}, nil
+	res := &Result{Summary: e.session.Summary(), Events: e.session.Events()}
+	if ctx.Err() != nil {
+		res.Interrupted = context.Cause(ctx)
+	}
+	return res, nil
 }
 
 // display shortens a manifest path for logs: relative to the root manifest's

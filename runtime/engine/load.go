@@ -29,6 +29,9 @@ type plan struct {
 	// plugins are the declared types this manifest sees: its parents' and
 	// its own ccm.plugins. Its child manifests inherit them.
 	plugins pluginTable
+	// ancestry is this manifest and the ones that applied it, root first:
+	// its children's scopes start from it (see Engine.enter).
+	ancestry []ancestor
 }
 
 // resource is one entry of a plan.
@@ -76,11 +79,21 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	if err != nil {
 		return nil, fmt.Errorf("cannot read manifest: %w", err)
 	}
+	ancestry, err := e.enter(s, len(src))
+	if err != nil {
+		return nil, err
+	}
 	doc, err := manifest.Parse(src, s.file)
 	if err != nil {
 		return nil, err
 	}
-	return e.loadDocument(ctx, s, doc, passed)
+	s.ancestry = ancestry
+	p, err := e.loadDocument(ctx, s, doc, passed)
+	if err != nil {
+		return nil, err
+	}
+	p.ancestry = ancestry
+	return p, nil
 }
 
 // loadDocument resolves and validates the parsed manifest doc of scope s

@@ -43,6 +43,7 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 	if err != nil {
 		return err
 	}
+	s.ancestry = p.ancestry
 	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError, Plugins: p.plugins.own(p.file)}
 	for _, res := range p.resources {
 		r.Resources = append(r.Resources, map[string]any{res.typ: e.renderResource(p, res)})

@@ -29,6 +29,11 @@ func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome 
 	var stoppedBy string
 	for i := 0; i < len(p.resources); {
 		r := p.resources[i]
+		if stoppedBy == "" && ctx.Err() != nil {
+			// A signal (or the caller) ended the run: what is left is
+			// reported, not started.
+			stoppedBy = interruptedBy(ctx)
+		}
 		if stoppedBy != "" {
 			e.record(s, e.notRun(s, p, r, stoppedBy))
 			i++
@@ -43,7 +48,7 @@ func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome 
 		i += len(evs)
 		for _, ev := range evs {
 			if ev.Failed && p.failOnError && !s.healthCheckOnly {
-				stoppedBy = ev.Display()
+				stoppedBy = "fail_on_error is set and " + ev.Display() + " failed"
 				break
 			}
 		}
@@ -64,11 +69,12 @@ func (e *Engine) runPlan(ctx context.Context, s scope, p *plan) manifestOutcome 
 	return out
 }
 
-// notRun is the event of a resource after fail_on_error stopped its manifest.
+// notRun is the event of a resource after fail_on_error or an interruption
+// stopped its manifest; why completes "not applied: ".
 func (e *Engine) notRun(s scope, p *plan, r *resource, stoppedBy string) *session.Event {
 	ev := e.newEvent(s, p, r)
 	ev.Skipped = true
-	ev.Messages = append(ev.Messages, "not applied: fail_on_error is set and "+stoppedBy+" failed")
+	ev.Messages = append(ev.Messages, "not applied: "+stoppedBy)
 	return ev
 }
 

@@ -23,6 +23,10 @@ type scope struct {
 	// plugins are the types declared with ccm.plugins by the enclosing
 	// manifests (the manifest's own are added at load, in plan.plugins).
 	plugins pluginTable
+	// ancestry is the manifests from the root down to this one's parent
+	// (this one's own entry is added when it loads): an apply of any of
+	// them is a cycle.
+	ancestry []ancestor
 }
 
 // confined reports whether grants narrow this scope (an apply's grants or

@@ -102,7 +102,10 @@ func compileNow(src string, hiera, lenient bool) (p *vm.Program, err error) {
 	if hiera {
 		env = &hieraEnv{}
 	}
-	opts := []expr.Option{expr.Env(env)}
+	opts := []expr.Option{expr.Env(env), expr.Patch(concatPatcher{})}
+	for _, name := range budgetedBuiltins {
+		opts = append(opts, expr.DisableBuiltin(name))
+	}
 	if !lenient {
 		// A missing key of Facts, Data or Environ is an error, not nil
 		// (see strict.go); ?. and ?? opt out.

@@ -259,7 +259,11 @@ func (x *Expander) join(segs []segment, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b.WriteString(render(v))
+		t, err := renderSized(v, b.Len())
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(t)
 	}
 	return b.String(), nil
 }
@@ -270,14 +274,22 @@ func (x *Expander) eval(src string, depth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each evaluation gets its own budget: a copy of the env with the
+	// budgeted functions bound to it (pooled, see evalState).
+	st := getEvalState()
+	defer putEvalState(st)
 	if x.hiera {
-		return run(p, src, x.hroot)
+		st.hiera = *x.hroot
+		st.hiera.budgetFns = st.fns
+		return run(p, src, &st.hiera)
 	}
-	env := x.root
 	if depth > 0 {
-		env = x.newEnv(depth)
+		st.env = *x.newEnv(depth)
+	} else {
+		st.env = *x.root
 	}
-	v, err := run(p, src, env)
+	st.env.budgetFns = st.fns
+	v, err := run(p, src, &st.env)
 	if err != nil {
 		return nil, x.confined(err)
 	}

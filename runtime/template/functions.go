@@ -30,6 +30,9 @@ type exprEnv struct {
 	KVGet         fn             `expr:"kvGet"`
 	Registrations fn             `expr:"registrations"`
 	Fetch         fn             `expr:"__ccm_fetch"`
+	// budgetFns are + and the builtins that can build large strings,
+	// bound to one evaluation's budget (budget.go).
+	budgetFns
 }
 
 // hieraEnv is what Hiera expressions see (docs/manifests.md: only lookup
@@ -37,6 +40,7 @@ type exprEnv struct {
 type hieraEnv struct {
 	Facts  map[string]any `expr:"Facts"`
 	Lookup fn             `expr:"lookup"`
+	budgetFns
 }
 
 // newEnv builds the variables and functions for expressions evaluated at

@@ -56,27 +56,38 @@ func (x *Expander) jet(s, left, right string, depth int) (string, error) {
 	if dir == "" {
 		dir = "."
 	}
+	// Every template this render parses, includes too, is rewritten for
+	// the render's budget (jetbudget.go).
+	rw := &jetRewriter{}
 	set := jet.NewSet(&jetLoader{dir: dir, x: x},
 		jet.WithDelims(left, right),
 		// Jet HTML-escapes by default; the output is YAML or a config
 		// file, where &amp; would be corruption.
 		jet.WithSafeWriter(nil),
 		// Templates Jet loads itself (include, import, extends) pass
-		// through the cache, where they get the strict patch too.
-		jet.WithCache(&strictCache{}),
+		// through the cache, where they get the strict patch and the
+		// budget rewrite too.
+		jet.WithCache(&rewritingCache{w: rw, m: map[string]*jet.Template{}}),
 	)
 	t, err := parseJet(set, name, src)
 	if err != nil {
 		return "", jetError(shown, err)
 	}
 	strictJet(t)
+	rw.template(t)
+	b := &budget{}
 	vars := x.jetVars(depth)
 	vars.SetFunc(jetFetchName, x.jetGet("/"+name, shown))
-	var b strings.Builder
-	if err := executeJet(t, &b, vars); err != nil {
+	b.jetBudget(vars)
+	out := &boundedWriter{b: b, what: "Jet output"}
+	if err := executeJet(t, out, vars); err != nil {
 		return "", jetError(shown, err)
 	}
-	return b.String(), nil
+	if out.err != nil {
+		// Jet ignores some write errors; the budget's is final.
+		return "", jetError(shown, out.err)
+	}
+	return out.sb.String(), nil
 }
 
 // parseJet parses src, turning a parser panic into an error: a manifest
@@ -92,7 +103,7 @@ func parseJet(set *jet.Set, name, src string) (t *jet.Template, err error) {
 
 // executeJet runs t; Jet re-panics Go runtime errors (nil maps, bad
 // indexes) from inside templates, which must not crash the run either.
-func executeJet(t *jet.Template, b *strings.Builder, vars jet.VarMap) (err error) {
+func executeJet(t *jet.Template, b io.Writer, vars jet.VarMap) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the Jet evaluator failed: %v", r)

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/CloudyKit/jet/v6"
 )
@@ -143,27 +142,4 @@ func (x *Expander) jetGet(top, name string) jet.Func {
 		}
 		return reflect.ValueOf(cur)
 	}
-}
-
-// strictCache is the Jet template cache of one render: it patches every
-// template Jet parses and stores (includes, imports, extends).
-type strictCache struct {
-	mu sync.Mutex
-	m  map[string]*jet.Template
-}
-
-func (c *strictCache) Get(path string) *jet.Template {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[path]
-}
-
-func (c *strictCache) Put(path string, t *jet.Template) {
-	strictJet(t)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*jet.Template{}
-	}
-	c.m[path] = t
 }
