@@ -26,8 +26,9 @@ const batchTimeoutCap = 10 * time.Minute
 // # Notes
 //
 //   - The requests must be of one type and the callers of one scope: the
-//     same Mode and the same grant chain, because one plugin call acts for
-//     all of them. Anything else is refused as a bug of the caller.
+//     same Mode, grant chain and limits, because one plugin call, in one
+//     instance, acts for all of them. Anything else is refused as a bug of
+//     the caller.
 //   - Only apply mode is batched. Callers in a read-only mode, or requests
 //     asking for noop or health checks only, go one by one through Apply,
 //     which forces each one's mode.
@@ -45,14 +46,14 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	if err != nil {
 		return nil, err
 	}
-	batch, err := p.hasExport(ctx, abi.ExportApplyBatch)
+	batch, err := p.hasExport(ctx, callers[0], abi.ExportApplyBatch)
 	if err != nil {
 		return nil, err
 	}
 	if !batch || len(reqs) == 1 || !applyMode(callers[0], reqs) {
 		return h.applyEach(ctx, callers, reqs, stopOnFailure)
 	}
-	info, err := p.load(ctx)
+	info, err := p.load(ctx, callers[0])
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +61,7 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	caller.Resource = batchName(reqs)
 	caller.Properties = nil // only read-only modes look at them (probe rule)
 	caps := info.Capabilities
-	limits := h.limits
-	for _, c := range callers {
-		limits = limits.lowered(c.Limits) // one scope's in practice; the lowest if not
-	}
+	limits := h.limits.lowered(caller.Limits) // one scope's (checkBatch)
 	limits.CallTimeout = batchTimeout(limits.CallTimeout, len(reqs))
 	limits.HostCalls = batchHostCalls(limits.HostCalls, len(reqs))
 	st := &callState{
@@ -120,6 +118,9 @@ func checkBatch(callers []trust.Caller, reqs []abi.Request) error {
 		}
 		if callers[i].Mode != callers[0].Mode {
 			return fmt.Errorf("BUG: ApplyBatch got modes %s and %s in one batch (%s and %s)", callers[0].Mode, callers[i].Mode, callers[0].Resource, callers[i].Resource)
+		}
+		if callers[i].Limits != callers[0].Limits {
+			return fmt.Errorf("BUG: ApplyBatch got two sets of limits in one batch (%s and %s); batch only resources of one scope", callers[0].Resource, callers[i].Resource)
 		}
 		if !sameChain(callers[i].Grants, callers[0].Grants) {
 			return fmt.Errorf("BUG: ApplyBatch got two grant chains in one batch (%s and %s); batch only resources of one scope", callers[0].Resource, callers[i].Resource)

@@ -165,7 +165,7 @@ func TestApplyBatch(t *testing.T) {
 // hideExport makes h's probe look as if its module did not export name.
 func hideExport(t testing.TB, h *Host, name string) {
 	t.Helper()
-	if _, err := h.Info(context.Background(), "probe"); err != nil {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "probe"); err != nil {
 		t.Fatal(err)
 	}
 	p := h.plugins["probe"]
@@ -211,6 +211,10 @@ func TestApplyBatchRefusesMixedScopes(t *testing.T) {
 	}{
 		{name: "modes differ", want: "modes apply and noop", change: func(c []trust.Caller, r []abi.Request) ([]trust.Caller, []abi.Request) {
 			c[1].Mode = trust.ModeNoop
+			return c, r
+		}},
+		{name: "limits differ", want: "two sets of limits", change: func(c []trust.Caller, r []abi.Request) ([]trust.Caller, []abi.Request) {
+			c[1].Limits.CallTimeout = time.Second
 			return c, r
 		}},
 		{name: "grant chains differ", want: "two grant chains", change: func(c []trust.Caller, r []abi.Request) ([]trust.Caller, []abi.Request) {

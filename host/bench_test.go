@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -80,14 +81,16 @@ func BenchmarkCompileCached(b *testing.B) {
 func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
 	h := newProbeHost(b, Limits{})
-	if _, err := h.Info(ctx, "probe"); err != nil {
+	if _, err := h.Info(ctx, trust.Caller{}, "probe"); err != nil {
 		b.Fatal(err)
 	}
 	p := h.plugins["probe"]
 	for b.Loop() {
 		p.mu.Lock()
-		p.discard(ctx)
-		_, err := p.describe(ctx)
+		for len(p.live) > 0 {
+			p.discard(ctx, p.live[0])
+		}
+		_, err := p.describe(ctx, trust.Caller{})
 		p.mu.Unlock()
 		if err != nil {
 			b.Fatal(err)
@@ -101,7 +104,7 @@ func BenchmarkCallTrivial(b *testing.B) {
 	h := newProbeHost(b, Limits{})
 	reqs := []abi.ValidateRequest{{Properties: map[string]any{"name": "x"}}}
 	for b.Loop() {
-		if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+		if _, err := h.Validate(ctx, trust.Caller{}, "probe", reqs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -225,11 +228,11 @@ func BenchmarkValidateBatch(b *testing.B) {
 			"ensure": "present", "owner": "root", "group": "root", "mode": "0644",
 		}}
 	}
-	if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+	if _, err := h.Validate(ctx, trust.Caller{}, "probe", reqs); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := h.Validate(ctx, "probe", reqs); err != nil {
+		if _, err := h.Validate(ctx, trust.Caller{}, "probe", reqs); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -270,6 +273,47 @@ func BenchmarkExecTrue(b *testing.B) {
 	req := abi.ExecRequest{Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin", "LANG=C", "LC_ALL=C"}}
 	for b.Loop() {
 		if _, err := h.Exec(context.Background(), caller, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScopeKey is what choosing a call's instance costs: the scope key
+// of a caller with a typical vendor grant and limits, then the lookup among
+// maxInstances live instances.
+func BenchmarkScopeKey(b *testing.B) {
+	caller := trust.Caller{
+		Grants: trust.Chain{trust.All(), {FSRead: []string{"/srv/vendor/**", "/etc/hosts"}, FSWrite: []string{"/srv/vendor/data/**"}, Exec: []string{"/usr/bin/systemctl"}, Users: true}},
+		Limits: trust.Limits{CallTimeout: 30 * time.Second, MemoryBytes: 64 << 20},
+	}
+	l := DefaultLimits()
+	p := &plugin{}
+	for i := range maxInstances {
+		p.live = append(p.live, &instance{key: scopeKey{byte(i + 1)}})
+	}
+	for b.Loop() {
+		k := keyOf(caller, l)
+		for _, in := range p.live {
+			if in.key == k {
+				b.Fatal("found")
+			}
+		}
+	}
+}
+
+// BenchmarkNewScopeInstance is the first call of a new scope on a loaded
+// plugin: a fresh instance (the Go guest's runtime initialisation) and a
+// trivial ccm_validate_batch. Each iteration is a scope of its own, so with
+// maxInstances live it also closes the least recently used.
+func BenchmarkNewScopeInstance(b *testing.B) {
+	ctx := context.Background()
+	h := newProbeHost(b, Limits{})
+	reqs := []abi.ValidateRequest{{Properties: map[string]any{"name": "x"}}}
+	var i int
+	for b.Loop() {
+		i++
+		caller := trust.Caller{Grants: trust.Chain{{FSRead: []string{fmt.Sprintf("/scope/%d/**", i)}}}}
+		if _, err := h.Validate(ctx, caller, "probe", reqs); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
 )
 
 // tinyWasm is the smallest module this test needs: one exported function
@@ -28,7 +30,7 @@ func TestCorruptCache(t *testing.T) {
 	dir := t.TempDir()
 	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
 	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	if _, err := h.Info(context.Background(), "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
 		t.Fatalf("first load: err = %v, want a describe error", err)
 	}
 	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
@@ -49,7 +51,7 @@ func TestCorruptCache(t *testing.T) {
 	}
 
 	h = newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	if _, err := h.Info(context.Background(), "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
 		t.Fatalf("a corrupt cache was fatal: %v", err)
 	}
 	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {

@@ -15,43 +15,47 @@ import (
 )
 
 // Info describes typ, compiling its plugin and running ccm_describe on first
-// use. An unknown type wraps hostapi.ErrUnknownType.
-func (h *Host) Info(ctx context.Context, typ string) (abi.PluginInfo, error) {
+// use, under caller's limits in an instance of caller's scope. An unknown
+// type wraps hostapi.ErrUnknownType.
+func (h *Host) Info(ctx context.Context, caller trust.Caller, typ string) (abi.PluginInfo, error) {
 	p, err := h.plugin(typ)
 	if err != nil {
 		return abi.PluginInfo{}, err
 	}
-	return p.load(ctx)
+	return p.load(ctx, caller)
 }
 
 // Preload loads the plugins of types in parallel (compile, instantiate,
-// describe), so a run pays compile time up front and only once per type.
-func (h *Host) Preload(ctx context.Context, types []string) error {
+// describe) for caller, so a run pays compile time up front and only once
+// per type.
+func (h *Host) Preload(ctx context.Context, caller trust.Caller, types []string) error {
 	types = slices.Clone(types)
 	slices.Sort(types)
 	types = slices.Compact(types)
 	errs := make([]error, len(types))
 	var wg sync.WaitGroup
 	for i, typ := range types {
-		wg.Go(func() { _, errs[i] = h.Info(ctx, typ) })
+		wg.Go(func() { _, errs[i] = h.Info(ctx, caller, typ) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
 // Validate runs ccm_validate for reqs, in one ccm_validate_batch call when the
-// plugin exports it. Validation may not make host calls (ccm_log aside).
-func (h *Host) Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
+// plugin exports it, under caller's limits in an instance of caller's scope.
+// Validation may not make host calls (ccm_log aside).
+func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
 	p, err := h.plugin(typ)
 	if err != nil {
 		return nil, err
 	}
-	batch, err := p.hasExport(ctx, abi.ExportValidateBatch)
+	batch, err := p.hasExport(ctx, caller, abi.ExportValidateBatch)
 	if err != nil {
 		return nil, err
 	}
+	limits := h.limits.lowered(caller.Limits)
 	if batch {
-		st := &callState{export: abi.ExportValidateBatch, typ: typ, limits: h.limits}
+		st := &callState{export: abi.ExportValidateBatch, typ: typ, caller: caller, limits: limits}
 		var resp abi.ValidateBatchResponse
 		if err := h.exchange(ctx, p, st, abi.ValidateBatchRequest{Requests: reqs}, &resp); err != nil {
 			return nil, err
@@ -63,7 +67,7 @@ func (h *Host) Validate(ctx context.Context, typ string, reqs []abi.ValidateRequ
 	}
 	out := make([]abi.ValidateResponse, 0, len(reqs))
 	for _, req := range reqs {
-		st := &callState{export: abi.ExportValidate, typ: typ, limits: h.limits}
+		st := &callState{export: abi.ExportValidate, typ: typ, caller: caller, limits: limits}
 		var resp abi.ValidateResponse
 		if err := h.exchange(ctx, p, st, req, &resp); err != nil {
 			return nil, err
@@ -136,7 +140,7 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 	if err != nil {
 		return err
 	}
-	info, err := p.load(ctx)
+	info, err := p.load(ctx, caller)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 // callState is who a plugin call acts for, carried in the context given to
 // the Extism call so every host function of that call reads it from its own
-// ctx. One instance can thus serve resources of different scopes in turn.
+// ctx. The instance itself is chosen by the caller's scope (keyOf).
 type callState struct {
 	export string
 	typ    string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -40,7 +41,7 @@ func (h *Host) entry(ctx context.Context, typ string) Entry {
 	e := Entry{Type: typ, ID: typ}
 	p, err := h.plugin(typ)
 	if err == nil {
-		e.Info, err = p.load(ctx)
+		e.Info, err = p.load(ctx, trust.Caller{}) // the root scope
 		p.mu.Lock()
 		e.Source, e.SHA256 = p.origin, p.sum
 		p.mu.Unlock()
@@ -82,7 +83,7 @@ func (h *Host) Inspect(ctx context.Context, file string) Entry {
 		return e
 	}
 	e.SHA256 = moduleSum(wasm)
-	e.ID, e.Info, e.Err = h.Register(ctx, file, "")
+	e.ID, e.Info, e.Err = h.Register(ctx, trust.Caller{}, file, "") // the operator named it: the root scope
 	if e.Err != nil && e.Info.Type == "" {
 		// Refused for shadowing: describe it anyway.
 		h.mu.Lock()

@@ -1,6 +1,6 @@
 // Package host runs resource plugins: it compiles WebAssembly plugin modules
-// (Extism ABI on wazero), keeps one instance per type, calls their ccm_*
-// exports, and serves their host calls. It implements hostapi.Plugins.
+// (Extism ABI on wazero), keeps instances of each per trust scope (scope.go),
+// calls their ccm_* exports, and serves their host calls. It implements hostapi.Plugins.
 //
 // It is the only code that touches the operating system on a plugin's
 // behalf. Every host call decodes its request and then passes the single
@@ -11,12 +11,13 @@
 //
 //   - host.go, options.go, cache.go, compile.go: Host, its options and
 //     limits, compiling with the persistent compilation cache.
-//   - plugin.go, deadline.go, calls.go, batch.go, logging.go: one compiled
-//     module and instance per type, the per-call deadline, the
+//   - plugin.go, scope.go, deadline.go, calls.go, batch.go, logging.go: one
+//     compiled module per type and up to four instances, one per trust scope
+//     (grant chain and limits), the per-call deadline, the
 //     hostapi.Plugins methods (ApplyBatch in batch.go), plugin log lines.
 //   - register.go, plugindirs.go, catalog.go: third-party plugins: files
-//     registered by a manifest's ccm.plugins (sha256 pin checked before
-//     compiling, id TYPE@sum), the operator plugin directories (TYPE.wasm,
+//     registered by a manifest's ccm.plugins (read through the scope's
+//     fs_read grant, sha256 pin checked before compiling, id TYPE@sum), the operator plugin directories (TYPE.wasm,
 //     root scope, never shadowing a built-in), and the descriptions behind
 //     `ccm plugin list` and `ccm plugin inspect`.
 //   - linearmem.go: the linear memories of an instance.

@@ -204,6 +204,9 @@ func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.
 		return nil, cerr
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return nil, &abi.CallError{Code: abi.CodeTooLarge, Message: "read " + req.Path + ": file is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, osError("read", req.Path, err)

@@ -64,7 +64,7 @@ func sharedHost(t testing.TB) *Host {
 		shared.h, shared.err = New(WithModules(map[string][]byte{"probe": probeWasm}), WithCacheDir(testCacheDir()),
 			WithLimits(Limits{CallTimeout: 20 * time.Second}))
 		if shared.err == nil {
-			_, shared.err = shared.h.Info(context.Background(), "probe")
+			_, shared.err = shared.h.Info(context.Background(), trust.Caller{}, "probe")
 		}
 	})
 	if shared.err != nil {
@@ -171,7 +171,7 @@ func wantCode(t testing.TB, r abi.Response, code, msg string) {
 
 func TestInfo(t *testing.T) {
 	h := sharedHost(t)
-	info, err := h.Info(context.Background(), "probe")
+	info, err := h.Info(context.Background(), trust.Caller{}, "probe")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestInfoErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := h.Info(context.Background(), tt.typ)
+			_, err := h.Info(context.Background(), trust.Caller{}, tt.typ)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
@@ -236,10 +236,10 @@ func TestWithFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	if _, err := h.Info(context.Background(), "probe"); err != nil {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "probe"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Info(context.Background(), "file"); !errors.Is(err, hostapi.ErrUnknownType) {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "file"); !errors.Is(err, hostapi.ErrUnknownType) {
 		t.Fatalf("missing module: err = %v, want ErrUnknownType", err)
 	}
 }
@@ -247,17 +247,17 @@ func TestWithFS(t *testing.T) {
 func TestPreload(t *testing.T) {
 	t.Parallel()
 	h := newProbeHost(t, Limits{})
-	if err := h.Preload(context.Background(), []string{"probe", "probe"}); err != nil {
+	if err := h.Preload(context.Background(), trust.Caller{}, []string{"probe", "probe"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Preload(context.Background(), []string{"probe", "nosuch"}); !errors.Is(err, hostapi.ErrUnknownType) {
+	if err := h.Preload(context.Background(), trust.Caller{}, []string{"probe", "nosuch"}); !errors.Is(err, hostapi.ErrUnknownType) {
 		t.Fatalf("err = %v, want ErrUnknownType", err)
 	}
 }
 
 func TestValidate(t *testing.T) {
 	h := sharedHost(t)
-	got, err := h.Validate(context.Background(), "probe", []abi.ValidateRequest{
+	got, err := h.Validate(context.Background(), trust.Caller{}, "probe", []abi.ValidateRequest{
 		{Properties: map[string]any{"name": "a"}},
 		{Properties: map[string]any{"invalid": "content and source are exclusive"}},
 	})
@@ -267,7 +267,7 @@ func TestValidate(t *testing.T) {
 	if len(got) != 2 || len(got[0].Errors) != 0 || len(got[1].Errors) != 1 || got[1].Errors[0] != "content and source are exclusive" {
 		t.Fatalf("got %+v", got)
 	}
-	_, err = h.Validate(context.Background(), "probe", []abi.ValidateRequest{{Properties: map[string]any{"panic": "validate boom"}}})
+	_, err = h.Validate(context.Background(), trust.Caller{}, "probe", []abi.ValidateRequest{{Properties: map[string]any{"panic": "validate boom"}}})
 	if err == nil || !strings.Contains(err.Error(), "plugin panicked in ccm_validate_batch: validate boom") {
 		t.Fatalf("panic: err = %v", err)
 	}
@@ -276,13 +276,13 @@ func TestValidate(t *testing.T) {
 func TestClose(t *testing.T) {
 	t.Parallel()
 	h := newProbeHost(t, Limits{})
-	if _, err := h.Info(context.Background(), "probe"); err != nil {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "probe"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Info(context.Background(), "probe"); !errors.Is(err, ErrClosed) {
+	if _, err := h.Info(context.Background(), trust.Caller{}, "probe"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: err = %v, want ErrClosed", err)
 	}
 	if err := h.Close(context.Background()); err != nil {

@@ -22,11 +22,11 @@ func TestKernelBadOffsets(t *testing.T) {
 	p := h.plugins["probe"]
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := p.kernel.k
+	k := p.cur.kernel.k
 	if k == nil {
 		t.Fatal("no kernel cached after a host call")
 	}
-	st := &callState{export: abi.ExportApply, limits: h.limits, hostCalls: true, kernel: &p.kernel}
+	st := &callState{export: abi.ExportApply, limits: h.limits, hostCalls: true, kernel: &p.cur.kernel}
 	ctx := context.WithValue(withCallState(context.Background(), st), extism.PluginCtxKey("extism"), k.mod)
 	size := uint64(k.mod.Memory().Size())
 

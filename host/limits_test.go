@@ -20,10 +20,10 @@ func instanceOf(h *Host) any {
 	h.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.inst == nil {
+	if p.cur == nil {
 		return nil
 	}
-	return p.inst
+	return p.cur.inst
 }
 
 // TestFailedCallsDiscardInstance makes the probe fail in each way a guest

@@ -184,7 +184,7 @@ func TestThirdPartyProbes(t *testing.T) {
 	t.Parallel()
 	h := newBareHost(t)
 	ctx := context.Background()
-	id, _, err := h.Register(ctx, probeFile(t, tempDir(t), "vendor.wasm"), probeSum())
+	id, _, err := h.Register(ctx, trust.Caller{}, probeFile(t, tempDir(t), "vendor.wasm"), probeSum())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -23,8 +24,8 @@ import (
 var ErrLimit = errors.New("plugin limit exceeded")
 
 // plugin is one resource type: its compiled module, its description, and
-// the one instance all its calls share. mu is held for a whole call, since an
-// instance is not safe for concurrent calls.
+// its live instances, one per trust scope (see scopeKey). mu is held for a
+// whole call, since an instance is not safe for concurrent calls.
 type plugin struct {
 	host *Host
 	typ  string
@@ -44,28 +45,47 @@ type plugin struct {
 	mu       sync.Mutex
 	compiled *extism.CompiledPlugin
 	info     *abi.PluginInfo
-	inst     *extism.Plugin
 	exports  map[string]bool // the module's exported functions
-	stderr   *headBuffer     // the current instance's stderr, for crash messages
-	stdio    *stdio          // the current instance's stdin and stdout
-	kernel   kernelCache     // the current instance's kernel functions
-	mem      memoryCap       // the current instance's memories and the call's cap
-	logTo    func(level, message string)
-	closed   bool
+	// live are the instances, at most maxInstances, one per scope key;
+	// cur is the one serving (or that last served) a call.
+	live   []*instance
+	cur    *instance
+	tick   uint64 // a clock for choosing the least recently used instance
+	logTo  func(level, message string)
+	closed bool
 }
 
-// load compiles the module and runs ccm_describe, once; a failure is not
-// remembered, so a later call retries.
-func (p *plugin) load(ctx context.Context) (abi.PluginInfo, error) {
+// maxInstances is how many live instances one plugin keeps, one per trust
+// scope; a call for another scope closes the least recently used.
+const maxInstances = 4
+
+// instance is one instantiation of a plugin's module and what belongs to it.
+// It serves the calls of one trust scope only (its key), so linear memory
+// and globals holding what one scope's grant let the guest read never reach
+// a call made under another grant.
+type instance struct {
+	key    scopeKey
+	inst   *extism.Plugin
+	stderr *headBuffer // stderr, for crash messages
+	stdio  *stdio      // stdin and stdout
+	kernel kernelCache // the kernel functions
+	mem    memoryCap   // the memories and the call's cap
+	used   uint64      // plugin.tick when it last served a call
+}
+
+// load compiles the module and runs ccm_describe, once, for caller (under
+// its limits, in an instance of its scope); a failure is not remembered, so
+// a later call retries.
+func (p *plugin) load(ctx context.Context, caller trust.Caller) (abi.PluginInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.loadLocked(ctx); err != nil {
+	if err := p.loadLocked(ctx, caller); err != nil {
 		return abi.PluginInfo{}, err
 	}
 	return *p.info, nil
 }
 
-func (p *plugin) loadLocked(ctx context.Context) error {
+func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 	if p.closed {
 		return ErrClosed
 	}
@@ -86,7 +106,7 @@ func (p *plugin) loadLocked(ctx context.Context) error {
 		p.wasm = nil
 	}
 	if p.info == nil {
-		info, err := p.describe(ctx)
+		info, err := p.describe(ctx, caller)
 		if err != nil {
 			return err
 		}
@@ -95,8 +115,8 @@ func (p *plugin) loadLocked(ctx context.Context) error {
 	return nil
 }
 
-func (p *plugin) describe(ctx context.Context) (abi.PluginInfo, error) {
-	st := &callState{export: abi.ExportDescribe, typ: p.typ, limits: p.host.limits}
+func (p *plugin) describe(ctx context.Context, caller trust.Caller) (abi.PluginInfo, error) {
+	st := &callState{export: abi.ExportDescribe, typ: p.typ, caller: caller, limits: p.host.limits.lowered(caller.Limits)}
 	out, err := p.callLocked(ctx, st, abi.ExportDescribe, nil)
 	if err != nil {
 		return abi.PluginInfo{}, err
@@ -134,7 +154,7 @@ func abiMismatch(typ string, got int) error {
 func (p *plugin) call(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.loadLocked(ctx); err != nil {
+	if err := p.loadLocked(ctx, st.caller); err != nil {
 		return nil, err
 	}
 	return p.callLocked(ctx, st, export, input)
@@ -142,10 +162,10 @@ func (p *plugin) call(ctx context.Context, st *callState, export string, input [
 
 // hasExport reports whether the module exports export (optional exports
 // such as ccm_validate_batch).
-func (p *plugin) hasExport(ctx context.Context, export string) (bool, error) {
+func (p *plugin) hasExport(ctx context.Context, caller trust.Caller, export string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.loadLocked(ctx); err != nil {
+	if err := p.loadLocked(ctx, caller); err != nil {
 		return false, err
 	}
 	return p.exports[export], nil
@@ -165,33 +185,39 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	if st.limits.MemoryPages < p.host.limits.MemoryPages {
 		memCap = uint64(st.limits.MemoryPages) << 16
 	}
-	if p.inst != nil && memCap > 0 && p.mem.largest() > memCap {
-		p.discard(ctx)
-	}
-	reused := p.inst != nil
-	inst, err := p.instance(ctx)
+	in, err := p.instanceFor(ctx, keyOf(st.caller, p.host.limits))
 	if err != nil {
 		return nil, err
 	}
-	p.mem.limit.Store(memCap)
+	if in.used != 0 && memCap > 0 && in.mem.largest() > memCap {
+		p.discard(ctx, in)
+		if in, err = p.instanceFor(ctx, in.key); err != nil {
+			return nil, err
+		}
+	}
+	reused := in.used != 0
+	p.tick++
+	in.used = p.tick
+	p.cur = in
+	in.mem.limit.Store(memCap)
 	original := input
 	dl := newDeadline(ctx, st.limits.CallTimeout)
 	defer dl.stop()
 	st.deadline = dl
-	st.kernel = &p.kernel
+	st.kernel = &in.kernel
 	st.dirs = &dirSyncs{}
 	defer st.dirs.syncAll()
 	p.logTo = st.log
 	defer func() { p.logTo = nil }()
-	p.stderr.Reset()
-	if p.stdio.begin(p.exports[abi.ExportStdio], input, st.limits) {
-		st.stdio = p.stdio
+	in.stderr.Reset()
+	if in.stdio.begin(p.exports[abi.ExportStdio], input, st.limits) {
+		st.stdio = in.stdio
 		input = nil // the guest reads it from stdin
 	}
 
-	rc, out, err := inst.CallWithContext(withCallState(dl.ctx, st), export, input)
+	rc, out, err := in.inst.CallWithContext(withCallState(dl.ctx, st), export, input)
 	if err != nil && reused && err.Error() == extismClosed {
-		p.discard(ctx)
+		p.discard(ctx, in)
 		return p.callLocked(ctx, st, export, original)
 	}
 	if err == nil && rc != 0 {
@@ -201,19 +227,19 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 		err = le // the guest returned before it was stopped
 	}
 	if err == nil && st.stdio != nil && len(out) == 0 {
-		if p.stdio.out.overflow {
-			p.discard(ctx)
+		if in.stdio.out.overflow {
+			p.discard(ctx, in)
 			return nil, fmt.Errorf("plugin for type %q: %s output %w", p.typ, export,
 				&limitError{limit: "output_bytes", value: fmt.Sprint(st.limits.OutputBytes)})
 		}
-		out = p.stdio.out.take()
+		out = in.stdio.out.take()
 	}
 	if err != nil {
-		p.discard(ctx)
-		return nil, p.callError(ctx, dl, st, export, err)
+		p.discard(ctx, in)
+		return nil, p.callError(ctx, dl, st, in, export, err)
 	}
 	if int64(len(out)) > st.limits.OutputBytes {
-		p.discard(ctx)
+		p.discard(ctx, in)
 		return nil, fmt.Errorf("plugin for type %q: %s output of %d bytes %w", p.typ, export, len(out),
 			&limitError{limit: "output_bytes", value: fmt.Sprint(st.limits.OutputBytes)})
 	}
@@ -221,7 +247,7 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 		// Every export answers with a JSON document. None means the guest
 		// exited mid-call (proc_exit 0 ends a call without an error) or
 		// pointed its output outside memory; either way the instance is done.
-		p.discard(ctx)
+		p.discard(ctx, in)
 		return nil, fmt.Errorf("plugin for type %q: %s returned no output document (did the plugin exit, or set its output outside its memory?); the instance was discarded", p.typ, export)
 	}
 	return out, nil
@@ -232,7 +258,7 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 const extismClosed = "module is closed"
 
 // callError says why a call failed, naming the limit when one stopped it.
-func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, export string, err error) error {
+func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, in *instance, export string, err error) error {
 	prefix := fmt.Sprintf("plugin for type %q: %s", p.typ, export)
 	var le *limitError
 	if errors.As(context.Cause(dl.ctx), &le) {
@@ -242,10 +268,10 @@ func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, exp
 		return fmt.Errorf("%s: %w", prefix, context.Cause(ctx))
 	}
 	msg := firstLine(err.Error())
-	if crash := firstLine(p.stderr.String()); crash != "" {
+	if crash := firstLine(in.stderr.String()); crash != "" {
 		msg += ": " + crash
 	}
-	if strings.Contains(p.stderr.String(), "out of memory") {
+	if strings.Contains(in.stderr.String(), "out of memory") {
 		// One name for the limit whoever set it: memory_mb is what an
 		// operator can write in an apply's limits.
 		pages := min(st.limits.MemoryPages, p.host.limits.MemoryPages)
@@ -262,13 +288,25 @@ func firstLine(s string) string {
 	return s
 }
 
-// instance returns the live instance, creating one if there is none.
-func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
-	if p.inst != nil {
-		return p.inst, nil
+// instanceFor returns the live instance serving key, creating one if there
+// is none; when maxInstances are live already, the least recently used one
+// is closed first. An instance is created with used == 0.
+func (p *plugin) instanceFor(ctx context.Context, key scopeKey) (*instance, error) {
+	for _, in := range p.live {
+		if in.key == key {
+			return in, nil
+		}
 	}
-	p.stderr = &headBuffer{max: 4 << 10}
-	p.stdio = &stdio{}
+	if len(p.live) >= maxInstances {
+		lru := p.live[0]
+		for _, in := range p.live[1:] {
+			if in.used < lru.used {
+				lru = in
+			}
+		}
+		p.discard(ctx, lru)
+	}
+	in := &instance{key: key, stderr: &headBuffer{max: 4 << 10}, stdio: &stdio{}}
 	// No preopened directories, environment or arguments: the guest reaches
 	// the system only through host calls. Clocks and randomness are real
 	// because the Go runtime wants them and they grant nothing. Stdin and
@@ -278,15 +316,15 @@ func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader).
-		WithStdin(&p.stdio.in).WithStdout(&p.stdio.out).
-		WithStderr(p.stderr)
-	// Both the guest's and the kernel's memories come from p.mem.
-	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, p.mem.allocator()), extism.PluginInstanceConfig{ModuleConfig: mc})
+		WithStdin(&in.stdio.in).WithStdout(&in.stdio.out).
+		WithStderr(in.stderr)
+	// Both the guest's and the kernel's memories come from in.mem.
+	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, in.mem.allocator()), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin for type %q: %w", p.typ, err)
 	}
 	inst.SetLogger(p.extismLog)
-	p.inst = inst
+	in.inst = inst
 	if p.exports == nil {
 		// Listed once from the definitions: Extism's FunctionExists builds a
 		// callable function (with its own stack) on every query.
@@ -295,24 +333,31 @@ func (p *plugin) instance(ctx context.Context) (*extism.Plugin, error) {
 			p.exports[name] = true
 		}
 	}
-	return inst, nil
+	p.live = append(p.live, in)
+	return in, nil
 }
 
-// discard closes the instance; the next call instantiates a new one.
-func (p *plugin) discard(ctx context.Context) {
-	if p.inst == nil {
+// discard closes an instance; the next call for its scope instantiates a
+// new one.
+func (p *plugin) discard(ctx context.Context, in *instance) {
+	i := slices.Index(p.live, in)
+	if i < 0 {
 		return
 	}
-	_ = p.inst.Close(context.WithoutCancel(ctx))
-	p.inst = nil
-	p.kernel = kernelCache{}
+	p.live = slices.Delete(p.live, i, i+1)
+	if p.cur == in {
+		p.cur = nil
+	}
+	_ = in.inst.Close(context.WithoutCancel(ctx))
 }
 
 func (p *plugin) close(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	p.discard(ctx)
+	for len(p.live) > 0 {
+		p.discard(ctx, p.live[0])
+	}
 	if p.compiled == nil {
 		return nil
 	}

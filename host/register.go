@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -27,22 +29,31 @@ const idSumLen = 12
 // provide them.
 var reservedTypes = []string{"apply"}
 
-// Register loads the plugin module in file, verifying wantSHA256 (lowercase
-// hex, "" = not pinned) against the bytes it read before compiling them. It
-// implements hostapi.Plugins.Register: the id is "TYPE@" and the first 12
-// hex digits of the module's sha256; the same bytes registered again, from
-// any path, return the same id without compiling again.
+// Register loads the plugin module in file for caller's scope, verifying
+// wantSHA256 (lowercase hex, "" = not pinned) against the bytes it read
+// before compiling them. It implements hostapi.Plugins.Register: the id is
+// "TYPE@" and the first 12 hex digits of the module's sha256; the same
+// bytes registered again, from any path and any scope, return the same id
+// without compiling again (each scope still gets instances of its own).
 //
-//	id, info, err := h.Register(ctx, "/srv/site/plugins/motd.wasm", "9f86d0...")
+//	id, info, err := h.Register(ctx, caller, "/srv/site/plugins/motd.wasm", "9f86d0...")
 //
 // # Notes
 //
+//   - The file is read like a plugin's ccm_fs_read, through caller.Grants:
+//     the path is matched against fs_read before anything opens or stats
+//     it, and a refusal ("denied: fs_read not granted") says nothing about
+//     whether the file exists, nor its digest. Only a regular file of at
+//     most MaxModuleBytes is read; a FIFO or device is refused without
+//     blocking.
+//   - ccm_describe runs under caller.Limits, in an instance of caller's
+//     scope.
 //   - A type the root scope provides (built-in, operator directory, or
 //     reserved by the engine) is refused with an error wrapping
 //     hostapi.ErrTypeTaken; the compiled module is kept, so registering it
 //     again is cheap and fails the same way.
-func (h *Host) Register(ctx context.Context, file, wantSHA256 string) (string, abi.PluginInfo, error) {
-	wasm, err := readModule(file)
+func (h *Host) Register(ctx context.Context, caller trust.Caller, file, wantSHA256 string) (string, abi.PluginInfo, error) {
+	wasm, err := h.readGranted(ctx, caller, file)
 	if err != nil {
 		return "", abi.PluginInfo{}, err
 	}
@@ -56,7 +67,7 @@ func (h *Host) Register(ctx context.Context, file, wantSHA256 string) (string, a
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.loadLocked(ctx); err != nil {
+	if err := p.loadLocked(ctx, caller); err != nil {
 		h.forget(p)
 		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: %w", file, err)
 	}
@@ -81,12 +92,104 @@ func moduleSum(wasm []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// readModule reads a plugin file: a regular file of at most MaxModuleBytes.
+// readGranted reads a declared plugin file through caller's fs_read grant,
+// with the check and the read of ccm_fs_read (fsRead): symlinks resolved
+// and each step matched against the grant, a regular file only, opened
+// without blocking. The path is matched as written before that, so a file
+// outside the grant is never opened or even looked up. Every refusal by the
+// grant reads the same, whatever is or is not at the path.
+func (h *Host) readGranted(ctx context.Context, caller trust.Caller, file string) ([]byte, error) {
+	if !filepath.IsAbs(file) {
+		return nil, fmt.Errorf("plugin %s: the path must be absolute", file)
+	}
+	file = filepath.Clean(file)
+	deniedErr := fmt.Errorf("plugin %s: denied: fs_read not granted; a manifest's ccm.plugins are read through its scope's grant: add the file to fs_read in the grants of the apply that runs %s", file, orThis(caller.Manifest))
+	if !caller.Grants.Allows(trust.FSRead, file) {
+		return nil, deniedErr
+	}
+	caller.Mode = trust.ModeStatus // reading only
+	st := &callState{export: "ccm.plugins", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
+	st.limits.RequestBytes = MaxModuleBytes // a module, not a request document
+	resp, cerr := fsRead(ctx, st, abi.FSReadRequest{Path: file})
+	switch {
+	case cerr != nil && cerr.Code == abi.CodeDenied:
+		return nil, deniedErr
+	case cerr != nil && cerr.Code == abi.CodeTooLarge:
+		return nil, fmt.Errorf("plugin %s: larger than %d MiB", file, MaxModuleBytes>>20)
+	case cerr != nil && !staysInside(caller.Grants, file):
+		// A symlink in the grant pointing out of it, dangling or not: "no
+		// such file" or an I/O error would tell what is there.
+		return nil, deniedErr
+	case cerr != nil && cerr.Code == abi.CodeNotFound:
+		return nil, fmt.Errorf("plugin open %s: no such file or directory", file)
+	case cerr != nil:
+		return nil, fmt.Errorf("plugin %s: %s", file, strings.TrimPrefix(cerr.Message, "read "+file+": "))
+	}
+	return resp.(abi.FSReadResponse).Content, nil
+}
+
+// staysInside reports whether file, a path grants allow reading as written,
+// still leads inside them with its symlinks resolved: those of the longest
+// part that exists (which must resolve), then those at the file itself.
+// It decides only which refusal a failed read shows.
+func staysInside(grants trust.Chain, file string) bool {
+	head, rest := file, ""
+	for {
+		if _, err := os.Lstat(head); err == nil {
+			break
+		}
+		if head == "/" {
+			return false
+		}
+		rest = filepath.Join(filepath.Base(head), rest)
+		head = filepath.Dir(head)
+	}
+	resolved, err := filepath.EvalSymlinks(head)
+	if err != nil {
+		return false // a dangling symlink on the way
+	}
+	full := filepath.Join(resolved, rest)
+	return grants.Allows(trust.FSRead, full) && linksInside(grants, full)
+}
+
+// linksInside reports whether the symlinks at file, followed one hop at a
+// time (at most 40), all name paths that grants allow reading. Only
+// granted paths are looked at: each hop is checked before it is read.
+func linksInside(grants trust.Chain, file string) bool {
+	for range 40 {
+		target, err := os.Readlink(file)
+		if err != nil {
+			return true // not a symlink (or gone): nothing more to follow
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(file), target)
+		}
+		file = filepath.Clean(target)
+		if !grants.Allows(trust.FSRead, file) {
+			return false
+		}
+	}
+	return false
+}
+
+// orThis names a manifest in a message, or says "this manifest".
+func orThis(manifest string) string {
+	if manifest == "" {
+		return "this manifest"
+	}
+	return manifest
+}
+
+// readModule reads a plugin file the operator named (in an operator plugin
+// directory, or given to `ccm plugin inspect`): a regular file of at most
+// MaxModuleBytes. It opens with O_NONBLOCK, so a FIFO cannot hang ccm, and
+// checks the open file (fstat) before reading anything: a FIFO, device or
+// directory is refused, and so is a file above the size bound.
 func readModule(file string) ([]byte, error) {
 	if !filepath.IsAbs(file) {
 		return nil, fmt.Errorf("plugin %s: the path must be absolute", file)
 	}
-	f, err := os.Open(file)
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %w", err)
 	}
@@ -96,7 +199,10 @@ func readModule(file string) ([]byte, error) {
 		return nil, fmt.Errorf("plugin %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("plugin %s: not a regular file", file)
+		return nil, fmt.Errorf("plugin %s: not a regular file (%s); a plugin module is a .wasm file", file, typeOf(st.Mode()))
+	}
+	if st.Size() > MaxModuleBytes {
+		return nil, fmt.Errorf("plugin %s: larger than %d MiB", file, MaxModuleBytes>>20)
 	}
 	wasm, err := io.ReadAll(io.LimitReader(f, MaxModuleBytes+1))
 	if err != nil {

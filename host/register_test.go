@@ -49,7 +49,7 @@ func TestRegister(t *testing.T) {
 	file := probeFile(t, dir, "vendor.wasm")
 	ctx := context.Background()
 
-	id, info, err := h.Register(ctx, file, probeSum())
+	id, info, err := h.Register(ctx, trust.Caller{}, file, probeSum())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,18 +57,18 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("id %q type %q, want %q probe", id, info.Type, want)
 	}
 	// The same bytes elsewhere, unpinned, are the same plugin, compiled once.
-	id2, _, err := h.Register(ctx, probeFile(t, tempDir(t), "copy.wasm"), "")
+	id2, _, err := h.Register(ctx, trust.Caller{}, probeFile(t, tempDir(t), "copy.wasm"), "")
 	if err != nil || id2 != id {
 		t.Fatalf("second register: id %q err %v, want %q", id2, err, id)
 	}
 	if n := len(h.bySum); n != 1 {
 		t.Fatalf("%d registered modules, want 1", n)
 	}
-	if got, err := h.Info(ctx, id); err != nil || got.Type != "probe" {
+	if got, err := h.Info(ctx, trust.Caller{}, id); err != nil || got.Type != "probe" {
 		t.Fatalf("Info(%s) = %+v, %v", id, got, err)
 	}
 	// By its type name alone the root scope does not know it.
-	if _, err := h.Info(ctx, "probe"); !errors.Is(err, hostapi.ErrUnknownType) {
+	if _, err := h.Info(ctx, trust.Caller{}, "probe"); !errors.Is(err, hostapi.ErrUnknownType) {
 		t.Fatalf("Info(probe) err = %v, want ErrUnknownType", err)
 	}
 
@@ -130,7 +130,7 @@ func TestRegisterErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newBareHost(t, tt.opts...)
-			_, _, err := h.Register(context.Background(), tt.file, tt.pin)
+			_, _, err := h.Register(context.Background(), trust.Caller{}, tt.file, tt.pin)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -160,7 +160,7 @@ func TestPluginDirs(t *testing.T) {
 	h := newBareHost(t, WithPluginDirs(sys, user, missing))
 	ctx := context.Background()
 
-	if info, err := h.Info(ctx, "probe"); err != nil || info.Type != "probe" {
+	if info, err := h.Info(ctx, trust.Caller{}, "probe"); err != nil || info.Type != "probe" {
 		t.Fatalf("Info(probe) = %+v, %v", info, err)
 	}
 	tests := []struct {
@@ -174,7 +174,7 @@ func TestPluginDirs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {
-			_, err := h.Info(ctx, tt.typ)
+			_, err := h.Info(ctx, trust.Caller{}, tt.typ)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v\nwant %q", err, tt.want)
 			}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestScopeLimitsApplyOnlyToTheirCaller runs the same probe plugin (one
-// compiled module, one instance where possible) for a caller whose scope
+// compiled module, an instance per scope) for a caller whose scope
 // lowered a limit and for one that did not: the lowered limit stops only
 // the first, with the limit named, and the second runs under the host's.
 func TestScopeLimitsApplyOnlyToTheirCaller(t *testing.T) {

@@ -74,7 +74,7 @@ func TestTransports(t *testing.T) {
 
 			p := h.plugins["probe"]
 			p.mu.Lock()
-			used := p.stdio.out.on && p.stdio.in.data != nil
+			used := p.cur.stdio.out.on && p.cur.stdio.in.data != nil
 			p.mu.Unlock()
 			if used != (tr.name == "stdio") {
 				t.Fatalf("stdio transport used = %v", used)

@@ -42,7 +42,7 @@ func newHost(t *testing.T) *host.Host {
 	}
 	t.Cleanup(func() { h.Close(context.Background()) })
 	start := time.Now()
-	if err := h.Preload(context.Background(), []string{"file", "exec"}); err != nil {
+	if err := h.Preload(context.Background(), trust.Caller{}, []string{"file", "exec"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("compile (or cache load) and describe of file and exec: %v", time.Since(start))
@@ -75,11 +75,11 @@ func TestBuiltinsInHost(t *testing.T) {
 		return res
 	}
 
-	info, err := h.Info(ctx, "file")
+	info, err := h.Info(ctx, trust.Caller{}, "file")
 	if err != nil || info.Type != "file" || info.ABI != abi.Version {
 		t.Fatalf("file info %+v, %v", info, err)
 	}
-	resp, err := h.Validate(ctx, "file", []abi.ValidateRequest{{Properties: map[string]any{"name": "rel", "contnet": "x"}}})
+	resp, err := h.Validate(ctx, trust.Caller{}, "file", []abi.ValidateRequest{{Properties: map[string]any{"name": "rel", "contnet": "x"}}})
 	if err != nil || len(resp) != 1 || !strings.Contains(strings.Join(resp[0].Errors, "\n"), `did you mean "content"?`) {
 		t.Fatalf("validate %+v, %v", resp, err)
 	}

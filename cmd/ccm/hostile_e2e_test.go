@@ -230,7 +230,7 @@ ccm:
         - vendor/manifest.yaml:
             allow_apply: false
             grants:
-              fs_read: ["@WORK@/**"]
+              fs_read: ["@WORK@/**", "vendor/hostile.wasm"]
               fs_write: ["@WORK@/**"]
               exec: ["@ECHO@"]
               users: true
@@ -238,7 +238,7 @@ ccm:
         - vendor/impostor.yaml:
             allow_apply: false
             grants:
-              fs_read: ["@WORK@/**"]
+              fs_read: ["@WORK@/**", "vendor/impostor.wasm"]
               fs_write: ["@WORK@/**"]
               users: true
     - file:

@@ -76,13 +76,6 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 		ctx = context.Background()
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	if _, err := h.Info(ctx, typ); err != nil {
-		code := exitFailed
-		if errors.Is(err, hostapi.ErrUnknownType) {
-			code = exitUsage
-		}
-		return &exitError{code, err}
-	}
 	wd, _ := os.Getwd()
 	caller := trust.Caller{
 		Resource: ref,
@@ -93,6 +86,13 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%-5s %s: %s\n", strings.ToUpper(level), ref, strings.TrimRight(message, "\n"))
 			}
 		},
+	}
+	if _, err := h.Info(ctx, caller, typ); err != nil {
+		code := exitFailed
+		if errors.Is(err, hostapi.ErrUnknownType) {
+			code = exitUsage
+		}
+		return &exitError{code, err}
 	}
 	resp, err := h.Status(ctx, caller, abi.Request{Type: typ, Name: name, Properties: map[string]any{"name": name}, WorkingDir: wd})
 	if err != nil {

@@ -26,7 +26,7 @@ type applySpec struct {
 }
 
 // parseApply checks an apply resource's properties (already expanded).
-func parseApply(props map[string]any) (*applySpec, error) {
+func parseApply(props map[string]any, dir string) (*applySpec, error) {
 	spec := &applySpec{allowApply: true}
 	var unknown []string
 	for k, v := range props {
@@ -52,7 +52,7 @@ func parseApply(props map[string]any) (*applySpec, error) {
 			}
 			spec.data = m
 		case "grants":
-			spec.grants, err = parseGrant(v)
+			spec.grants, err = parseGrant(v, dir)
 		case "limits":
 			spec.limits, err = trust.DecodeLimits(v)
 		default:
@@ -77,9 +77,11 @@ func boolProp(k string, v any) (bool, error) {
 	return b, nil
 }
 
-// parseGrant decodes a grants property strictly (trust.DecodeGrant).
-func parseGrant(v any) (*trust.Grant, error) {
-	g, err := trust.DecodeGrant(v)
+// parseGrant decodes a grants property strictly; relative path globs are
+// taken from dir, the directory of the manifest holding the apply
+// (trust.DecodeGrantIn).
+func parseGrant(v any, dir string) (*trust.Grant, error) {
+	g, err := trust.DecodeGrantIn(v, dir)
 	if err != nil {
 		return nil, fmt.Errorf("grants: %w", err)
 	}

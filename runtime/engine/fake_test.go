@@ -44,7 +44,7 @@ var markInfo = abi.PluginInfo{
 	Deferred: []string{"later"}, Batch: true,
 }
 
-func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error) {
+func (f *fakePlugins) Info(_ context.Context, _ trust.Caller, typ string) (abi.PluginInfo, error) {
 	f.mu.Lock()
 	info, ok := f.registered[typ]
 	f.mu.Unlock()
@@ -57,11 +57,15 @@ func (f *fakePlugins) Info(_ context.Context, typ string) (abi.PluginInfo, error
 	return markInfo, nil
 }
 
-func (f *fakePlugins) Preload(context.Context, []string) error { return nil }
+func (f *fakePlugins) Preload(context.Context, trust.Caller, []string) error { return nil }
 
-// Register reads a fake plugin file (its PluginInfo as JSON), checks the pin
-// like the host, and refuses the built-in type mark.
-func (f *fakePlugins) Register(_ context.Context, file, want string) (string, abi.PluginInfo, error) {
+// Register reads a fake plugin file (its PluginInfo as JSON) through the
+// caller's fs_read grant, checks the pin like the host, and refuses the
+// built-in type mark.
+func (f *fakePlugins) Register(_ context.Context, caller trust.Caller, file, want string) (string, abi.PluginInfo, error) {
+	if !caller.Grants.Allows(trust.FSRead, file) {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: denied: fs_read not granted", file)
+	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return "", abi.PluginInfo{}, fmt.Errorf("plugin %w", err)
@@ -88,7 +92,7 @@ func (f *fakePlugins) Register(_ context.Context, file, want string) (string, ab
 	return id, info, nil
 }
 
-func (f *fakePlugins) Validate(_ context.Context, _ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
+func (f *fakePlugins) Validate(_ context.Context, _ trust.Caller, _ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
 	out := make([]abi.ValidateResponse, len(reqs))
 	for i, r := range reqs {
 		for k := range r.Properties {

@@ -142,7 +142,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 			types = append(types, id)
 		}
 	}
-	if err := e.opts.Plugins.Preload(ctx, types); err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
+	if err := e.opts.Plugins.Preload(ctx, s.pluginCaller(), types); err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
 		return nil, fmt.Errorf("%s: loading plugins: %w", s.file, err)
 	}
 
@@ -156,7 +156,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 		p.resources = append(p.resources, r)
 	}
 	if len(errs) == 0 {
-		errs = append(errs, e.validate(ctx, p)...)
+		errs = append(errs, e.validate(ctx, s, p)...)
 		errs = append(errs, checkRefs(p)...)
 	}
 	if len(errs) > 0 {
@@ -218,7 +218,7 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 			return nil, p.where(r, "%v", err)
 		}
 		props, _ := expanded.(map[string]any)
-		if r.apply, err = parseApply(props); err != nil {
+		if r.apply, err = parseApply(props, s.dir); err != nil {
 			return nil, p.where(r, "%v", err)
 		}
 		if src.HasSubscribe {
@@ -231,7 +231,7 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 	}
 
 	r.plugin = p.plugins.id(r.typ)
-	info, err := e.opts.Plugins.Info(ctx, r.plugin)
+	info, err := e.opts.Plugins.Info(ctx, s.pluginCaller(), r.plugin)
 	if err != nil {
 		if errors.Is(err, hostapi.ErrUnknownType) {
 			return nil, p.where(r, "%v%s; apply is built into the engine", err, p.plugins.unknownTypeHint())
@@ -276,7 +276,7 @@ func (e *Engine) resolve(ctx context.Context, p *plan, s scope, src manifest.Res
 // properties_schema (checkSchema), then asks each plugin, one batch per
 // type, whether the resources that passed are valid. Deferred fields that still hold templates are left
 // out here and checked again when the resource runs.
-func (e *Engine) validate(ctx context.Context, p *plan) []error {
+func (e *Engine) validate(ctx context.Context, s scope, p *plan) []error {
 	byType := map[string][]*resource{}
 	var order []string
 	for _, r := range p.resources {
@@ -299,7 +299,7 @@ func (e *Engine) validate(ctx context.Context, p *plan) []error {
 		for i, r := range rs {
 			reqs[i] = abi.ValidateRequest{Properties: validationProps(r), Provider: r.provider}
 		}
-		resps, err := e.opts.Plugins.Validate(ctx, rs[0].plugin, reqs)
+		resps, err := e.opts.Plugins.Validate(ctx, s.pluginCaller(), rs[0].plugin, reqs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: validating %s resources: %w", p.file, typ, err))
 			continue

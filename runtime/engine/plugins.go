@@ -56,11 +56,14 @@ func (e *Engine) declare(ctx context.Context, s scope, refs []manifest.PluginRef
 		err  error
 	}
 	regs := make([]registration, len(refs))
+	// The files are read through this manifest's own grant, and described
+	// under its limits.
+	caller := s.pluginCaller()
 	var wg sync.WaitGroup
 	for i, ref := range refs {
 		wg.Go(func() {
 			r := &regs[i]
-			r.id, r.info, r.err = e.opts.Plugins.Register(ctx, resolvePath(s.dir, ref.Path), ref.SHA256)
+			r.id, r.info, r.err = e.opts.Plugins.Register(ctx, caller, resolvePath(s.dir, ref.Path), ref.SHA256)
 		})
 	}
 	wg.Wait()

@@ -153,3 +153,36 @@ func TestDeclaredPluginAtRootRefused(t *testing.T) {
 		t.Fatalf("applied %v after a load error", f.names())
 	}
 }
+
+// TestDeclaredPluginReadThroughGrant: a confined manifest's ccm.plugins are
+// registered with its own grants (and limits), so a plugin file outside
+// fs_read is refused; a relative glob in the apply's grants, taken from the
+// parent's directory, grants the vendor its plugin file.
+func TestDeclaredPluginReadThroughGrant(t *testing.T) {
+	vend := fakeModule("vend", "1")
+	dir := tree(t, map[string]string{
+		"m.yaml": "ccm:\n  resources:\n    - apply:\n        - vendor/m.yaml:\n            grants: {fs_read: [\"vendor/plugins/*.json\"]}\n            limits: {call_timeout: 3s}\n" +
+			"    - apply:\n        - other/m.yaml:\n            grants: {fs_read: [\"other/data/**\"]}\n",
+		"vendor/plugins/vend.json": vend,
+		"vendor/m.yaml":            "ccm:\n  plugins: [plugins/vend.json]\n  resources:\n    - vend:\n        - granted: {}\n",
+		"other/vend.json":          vend,
+		"other/m.yaml":             "ccm:\n  plugins: [vend.json]\n  resources:\n    - vend:\n        - refused: {}\n",
+	})
+	f := &fakePlugins{}
+	res, err := run(t, f, filepath.Join(dir, "m.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.names(); !slices.Equal(got, []string{"granted"}) {
+		t.Fatalf("applied = %v (events %v)", got, refs(res))
+	}
+	c, _ := f.call("granted")
+	if want := filepath.Join(dir, "vendor/plugins/*.json"); len(c.caller.Grants) != 1 || !slices.Equal(c.caller.Grants[0].FSRead, []string{want}) {
+		t.Errorf("granted's grants %+v, want fs_read %s", c.caller.Grants, want)
+	}
+	e := event(t, res, "apply#other/m.yaml")
+	want := "plugin " + filepath.Join(dir, "other", "vend.json") + ": denied: fs_read not granted"
+	if !e.Failed || !strings.Contains(strings.Join(e.Error, "\n"), want) {
+		t.Fatalf("other: %v\nwant %s", e.Error, want)
+	}
+}

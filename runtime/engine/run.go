@@ -141,7 +141,7 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 
 	props := r.props
 	if r.pending {
-		if props, err = e.expandDeferred(ctx, p, r); err != nil {
+		if props, err = e.expandDeferred(ctx, s, p, r); err != nil {
 			ev.Fail(err.Error())
 			return req, true
 		}
@@ -255,7 +255,7 @@ func (e *Engine) managed(p *plan, r *resource) (bool, error) {
 }
 
 // expandDeferred renders the deferred fields and validates the result.
-func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[string]any, error) {
+func (e *Engine) expandDeferred(ctx context.Context, s scope, p *plan, r *resource) (map[string]any, error) {
 	props := maps.Clone(r.props)
 	for _, k := range r.info.Deferred {
 		v, ok := props[k]
@@ -271,7 +271,7 @@ func (e *Engine) expandDeferred(ctx context.Context, p *plan, r *resource) (map[
 	if problems := e.schemaProblems(r, props); len(problems) > 0 {
 		return nil, fmt.Errorf("invalid after template expansion: %s", join(problems))
 	}
-	resps, err := e.opts.Plugins.Validate(ctx, r.plugin, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
+	resps, err := e.opts.Plugins.Validate(ctx, s.pluginCaller(), r.plugin, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
 	if err != nil {
 		return nil, fmt.Errorf("validating: %w", err)
 	}

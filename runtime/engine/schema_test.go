@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -19,15 +20,15 @@ type schemaPlugins struct {
 	validated int
 }
 
-func (s *schemaPlugins) Info(ctx context.Context, typ string) (abi.PluginInfo, error) {
-	info, err := s.fakePlugins.Info(ctx, typ)
+func (s *schemaPlugins) Info(ctx context.Context, caller trust.Caller, typ string) (abi.PluginInfo, error) {
+	info, err := s.fakePlugins.Info(ctx, caller, typ)
 	info.PropertiesSchema = json.RawMessage(s.schema)
 	return info, err
 }
 
-func (s *schemaPlugins) Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
+func (s *schemaPlugins) Validate(ctx context.Context, caller trust.Caller, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error) {
 	s.validated += len(reqs)
-	return s.fakePlugins.Validate(ctx, typ, reqs)
+	return s.fakePlugins.Validate(ctx, caller, typ, reqs)
 }
 
 const markSchema = `{"type":"object","additionalProperties":false,"required":["name"],"properties":{

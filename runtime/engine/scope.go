@@ -54,3 +54,11 @@ func (s scope) mode() trust.Mode {
 	}
 	return trust.ModeApply
 }
+
+// pluginCaller is the caller of the plugin calls a scope makes outside any
+// one resource (registering its ccm.plugins, describing and validating):
+// its grants and limits decide what the host reads for it and which plugin
+// instance serves it.
+func (s scope) pluginCaller() trust.Caller {
+	return trust.Caller{Manifest: s.file, Grants: s.grants, Limits: s.limits, Mode: trust.ModeStatus}
+}

@@ -20,23 +20,31 @@ import (
 // typ parameters below take an id; abi.Request.Type is always the resource
 // type, and trust.Caller.Plugin carries the id for Status, Apply and
 // ApplyBatch.
+//
+// Every method that runs plugin code takes the caller whose scope it runs
+// for: the call runs under caller.Limits, in a plugin instance serving only
+// callers with the same grant chain and limits (an instance's memory never
+// crosses from one grant to another). The zero Caller is the root scope.
 type Plugins interface {
 	// Info describes a plugin by id, loading it on first use. An unknown id
 	// is an error wrapping ErrUnknownType.
-	Info(ctx context.Context, typ string) (abi.PluginInfo, error)
+	Info(ctx context.Context, caller trust.Caller, typ string) (abi.PluginInfo, error)
 	// Preload compiles the plugins of these ids in parallel, so a run pays
 	// compile time once, up front.
-	Preload(ctx context.Context, types []string) error
+	Preload(ctx context.Context, caller trust.Caller, types []string) error
 	// Register loads the plugin module in file (an absolute path): it reads
-	// the file once, checks it against wantSHA256 (lowercase hex; "" = not
-	// pinned) before compiling anything, compiles it, and runs ccm_describe.
-	// It returns the plugin's id and description. The same bytes registered
-	// again return the same id and are not compiled again. A plugin whose
-	// type the root scope already provides (a built-in or operator-installed
-	// type) is refused with an error wrapping ErrTypeTaken.
-	Register(ctx context.Context, file, wantSHA256 string) (id string, info abi.PluginInfo, err error)
+	// the file once, through caller.Grants like a plugin's ccm_fs_read
+	// (a file outside fs_read is refused before it is opened, and the
+	// refusal says nothing about it), checks it against wantSHA256
+	// (lowercase hex; "" = not pinned) before compiling anything, compiles
+	// it, and runs ccm_describe. It returns the plugin's id and description.
+	// The same bytes registered again return the same id and are not
+	// compiled again. A plugin whose type the root scope already provides (a
+	// built-in or operator-installed type) is refused with an error wrapping
+	// ErrTypeTaken.
+	Register(ctx context.Context, caller trust.Caller, file, wantSHA256 string) (id string, info abi.PluginInfo, err error)
 	// Validate runs ccm_validate for many resources of one type at once.
-	Validate(ctx context.Context, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
+	Validate(ctx context.Context, caller trust.Caller, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
 	// Status runs ccm_status with a read-only caller.
 	Status(ctx context.Context, caller trust.Caller, req abi.Request) (abi.StatusResponse, error)
 	// Apply runs ccm_apply. A trap, timeout or limit is an error; the host

@@ -26,7 +26,15 @@ func ParseGrant(src []byte) (Grant, error) {
 
 // DecodeGrant turns a decoded map (a manifest's grants property) into a
 // Grant, with the checks of ParseGrant.
-func DecodeGrant(v any) (Grant, error) {
+func DecodeGrant(v any) (Grant, error) { return DecodeGrantIn(v, "") }
+
+// DecodeGrantIn is DecodeGrant for a grant written in a manifest in dir (an
+// absolute, clean directory): a relative fs_read, fs_write or exec glob is
+// taken from dir, so "vendor/plugins/*.wasm" in /srv/site/main.yaml grants
+// /srv/site/vendor/plugins/*.wasm. The glob characters of dir itself are
+// escaped: only the glob as written matches more than one path. dir ""
+// keeps relative globs an error.
+func DecodeGrantIn(v any, dir string) (Grant, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return Grant{}, fmt.Errorf("grant: %w", err)
@@ -49,8 +57,15 @@ func DecodeGrant(v any) (Grant, error) {
 		}
 	}
 	for kind, globs := range map[string][]string{"fs_read": g.FSRead, "fs_write": g.FSWrite, "exec": g.Exec} {
-		for _, p := range globs {
-			if !path.IsAbs(p) {
+		for i, p := range globs {
+			switch {
+			case path.IsAbs(p):
+			case dir != "" && p != "":
+				// Escaping adds no "/", so Join's ".." handling is sound.
+				globs[i] = path.Join(escapeGlob(dir), p)
+			case dir != "":
+				return Grant{}, fmt.Errorf("grant: %s has an empty entry", kind)
+			default:
 				return Grant{}, fmt.Errorf("grant: %s entry %q is not an absolute path glob", kind, p)
 			}
 			if !validGlob(p) {
@@ -59,4 +74,16 @@ func DecodeGrant(v any) (Grant, error) {
 		}
 	}
 	return g, nil
+}
+
+// escapeGlob quotes the doublestar glob characters of a literal path.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

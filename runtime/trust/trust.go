@@ -183,8 +183,8 @@ func matchNet(entries []string, target string) bool {
 }
 
 // Caller is who a plugin call (and every host call it makes) acts for. The
-// host carries it in the call's context, so one plugin instance serves
-// resources of different scopes safely.
+// host carries it in the call's context, and runs the call in a plugin
+// instance serving only callers with the same Grants and Limits.
 type Caller struct {
 	Resource string // "type#name", for messages and logs
 	// Plugin is the id of the plugin serving the resource (hostapi.Plugins);

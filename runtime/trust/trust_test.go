@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -116,5 +117,45 @@ func TestParseGrant(t *testing.T) {
 				t.Fatalf("ParseGrant = %+v, %v", g, err)
 			}
 		})
+	}
+}
+
+// TestDecodeGrantIn: relative path globs in an apply's grants are taken from
+// the manifest's directory, whose own glob characters match only
+// themselves; absolute ones are kept, and the whole chain check then works
+// on them as on any other.
+func TestDecodeGrantIn(t *testing.T) {
+	g, err := DecodeGrantIn(map[string]any{
+		"fs_read":  []any{"vendor/plugins/*.wasm", "/etc/hosts", "../shared/**"},
+		"fs_write": []any{"."},
+		"exec":     []any{"bin/tool"},
+	}, "/srv/site [1]/ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Grant{
+		FSRead:  []string{`/srv/site \[1\]/ops/vendor/plugins/*.wasm`, "/etc/hosts", `/srv/site \[1\]/shared/**`},
+		FSWrite: []string{`/srv/site \[1\]/ops`},
+		Exec:    []string{`/srv/site \[1\]/ops/bin/tool`},
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("got  %#v\nwant %#v", g, want)
+	}
+	c := Chain{g}
+	for target, ok := range map[string]bool{
+		"/srv/site [1]/ops/vendor/plugins/motd.wasm": true,
+		"/srv/site 1/ops/vendor/plugins/motd.wasm":   false, // [1] is not a class
+		"/srv/site [1]/ops/vendor/plugins/motd.so":   false,
+		"/srv/site [1]/shared/a/b":                   true,
+	} {
+		if c.Allows(FSRead, target) != ok {
+			t.Errorf("Allows(fs_read, %q) = %v, want %v", target, !ok, ok)
+		}
+	}
+	if _, err := DecodeGrantIn(map[string]any{"fs_read": []any{""}}, "/srv"); err == nil {
+		t.Error("an empty entry was accepted")
+	}
+	if _, err := DecodeGrant(map[string]any{"fs_read": []any{"vendor/**"}}); err == nil || !strings.Contains(err.Error(), "not an absolute") {
+		t.Errorf("DecodeGrant with a relative glob: %v", err)
 	}
 }

@@ -205,7 +205,7 @@ func TestHost(t *testing.T) {
 		t.Run(typ.name, func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Now()
-			info, err := h.Info(ctx, typ.name)
+			info, err := h.Info(ctx, trust.Caller{}, typ.name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +235,7 @@ func runCase(t *testing.T, h *host.Host, typ string, tc exampleCase) {
 	for k, v := range tc.props {
 		props[k] = v
 	}
-	vr, err := h.Validate(ctx, typ, []abi.ValidateRequest{{Properties: props}})
+	vr, err := h.Validate(ctx, trust.Caller{}, typ, []abi.ValidateRequest{{Properties: props}})
 	if err != nil || len(vr) != 1 || len(vr[0].Errors) != 0 {
 		t.Fatalf("validate: %v %+v", err, vr)
 	}
@@ -332,7 +332,7 @@ func TestHostRefusals(t *testing.T) {
 		{"file_line", map[string]any{"path": "/x"}, "line: required"},
 	} {
 		t.Run("validate "+tc.typ+" "+tc.want, func(t *testing.T) {
-			vr, err := h.Validate(ctx, tc.typ, []abi.ValidateRequest{{Properties: tc.props}})
+			vr, err := h.Validate(ctx, trust.Caller{}, tc.typ, []abi.ValidateRequest{{Properties: tc.props}})
 			if err != nil || len(vr) != 1 || !strings.Contains(strings.Join(vr[0].Errors, "\n"), tc.want) {
 				t.Fatalf("validate: %v %+v; want an error containing %q", err, vr, tc.want)
 			}

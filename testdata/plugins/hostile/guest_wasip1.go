@@ -19,7 +19,7 @@ func exportDescribe() int32 { return finish(describe()) }
 func exportValidate() int32 { return finish(validate(readInput())) }
 
 //go:wasmexport ccm_status
-func exportStatus() int32 { return finish(status()) }
+func exportStatus() int32 { return finish(status(readInput())) }
 
 //go:wasmexport ccm_apply
 func exportApply() int32 { return finish(apply(readInput())) }

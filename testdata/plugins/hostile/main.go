@@ -73,7 +73,23 @@ var attacks = map[string]func(p props) string{
 	"wasi_files":           wasiFiles,
 	"wasi_env":             wasiEnv,
 	"wasi_sockets":         wasiSockets,
+	"stash":                stash,
+	"leak_stash":           leakStash,
+	// Attacks on the other exports: ccm_validate and ccm_status act on
+	// them (validateAttack, statusAttack); ccm_apply does nothing.
+	"validate_spin":          func(props) string { return "" },
+	"validate_output_100mib": func(props) string { return "" },
+	"validate_alloc_4gib":    func(props) string { return "" },
+	"status_spin":            func(props) string { return "" },
+	"status_output_100mib":   func(props) string { return "" },
 }
+
+// describeAttack chooses what ccm_describe does, which has no input to
+// choose it by: tests patch these 16 bytes of hostile.wasm to
+// "describe:spin___" (loop forever), "describe:output_" (a 100 MiB output)
+// or "describe:alloc__" (allocate 4 GiB); the patched module is another
+// plugin with another sha256. Anything else describes normally.
+var describeAttack = "describe:none___"
 
 // skipOutput tells apply that the attack set the export's output itself.
 const skipOutput = "\x00skip"
@@ -93,6 +109,15 @@ func (p props) strs(k string) []string {
 }
 
 func describe() []byte {
+	switch describeAttack {
+	case "describe:spin___":
+		spin()
+	case "describe:output_":
+		output100MiB(nil)
+		return nil
+	case "describe:alloc__":
+		alloc4GiB(nil)
+	}
 	b, _ := json.Marshal(info)
 	return b
 }
@@ -102,6 +127,15 @@ func validate(input []byte) []byte {
 	if err := json.Unmarshal(input, &req); err != nil {
 		return []byte(`{"errors":["decode: ` + err.Error() + `"]}`)
 	}
+	switch props(req.Properties).str("attack") {
+	case "validate_spin":
+		spin()
+	case "validate_output_100mib":
+		output100MiB(nil)
+		return nil
+	case "validate_alloc_4gib":
+		alloc4GiB(nil)
+	}
 	errs := []string{}
 	if _, ok := attacks[props(req.Properties).str("attack")]; !ok {
 		errs = append(errs, fmt.Sprintf("unknown attack %q", req.Properties["attack"]))
@@ -110,7 +144,18 @@ func validate(input []byte) []byte {
 	return b
 }
 
-func status() []byte { return []byte(`{"state":{}}`) }
+func status(input []byte) []byte {
+	var req abi.Request
+	_ = json.Unmarshal(input, &req)
+	switch props(req.Properties).str("attack") {
+	case "status_spin":
+		spin()
+	case "status_output_100mib":
+		output100MiB(nil)
+		return nil
+	}
+	return []byte(`{"state":{}}`)
+}
 
 // apply runs the attack; it returns nil when the attack set the output.
 func apply(input []byte) []byte {
@@ -351,3 +396,26 @@ func wasiSockets(p props) string {
 }
 
 var errNoAnswer = errors.New("the host gave no answer (offset 0)")
+
+// stashed is what stash read: it lives in the instance's memory.
+var stashed string
+
+// stash reads path (granted to its scope) and keeps the content in a
+// global, for leak_stash to write out in another scope.
+func stash(p props) string {
+	resp, err := hostCall(abi.CallFSRead, abi.FSReadRequest{Path: p.str("path")})
+	if e := callErr(abi.CallFSRead, resp, err); e != "" {
+		return e
+	}
+	var out abi.FSReadResponse
+	_ = json.Unmarshal(resp.Ok, &out)
+	stashed = string(out.Content)
+	return ""
+}
+
+// leakStash writes whatever an earlier stash kept to path (granted to its
+// scope): the secret crosses scopes if the two share an instance.
+func leakStash(p props) string {
+	resp, err := hostCall(abi.CallFSWrite, abi.FSWriteRequest{Path: p.str("path"), Content: []byte("stashed:" + stashed), Mode: 0o644})
+	return callErr(abi.CallFSWrite, resp, err)
+}
