@@ -349,7 +349,7 @@ func TestOperatorDirFIFO(t *testing.T) {
 // grows a field keyOf does not hash.
 func TestScopeKey(t *testing.T) {
 	t.Parallel()
-	if n := reflect.TypeFor[abi.Capabilities]().NumField(); n != 6 {
+	if n := reflect.TypeFor[abi.Capabilities]().NumField(); n != 8 {
 		t.Fatalf("abi.Capabilities has %d fields; hash the new one in keyOf and add it here", n)
 	}
 	l := DefaultLimits()
@@ -364,6 +364,9 @@ func TestScopeKey(t *testing.T) {
 		func(c *trust.Caller) { c.Grants[0].Net = []string{"*"} },
 		func(c *trust.Caller) { c.Grants[0].ProbeExec = []string{"/bin/true"} },
 		func(c *trust.Caller) { c.Grants[0].Users = true },
+		func(c *trust.Caller) { c.Grants[0].Setid = true },
+		func(c *trust.Caller) { c.Grants[0].Env = []string{"PATH"} },
+		func(c *trust.Caller) { c.Grants[0].Env = []string{"PATH", "HOME"} },
 		func(c *trust.Caller) { c.Grants = append(c.Grants, trust.All()) },
 		func(c *trust.Caller) { c.Grants = nil },
 		func(c *trust.Caller) { c.Limits.CallTimeout = time.Second },

@@ -33,13 +33,15 @@ func keyOf(caller trust.Caller, l Limits) scopeKey {
 	}
 	num(uint64(len(caller.Grants)))
 	for _, g := range caller.Grants {
-		for _, list := range [][]string{g.FSRead, g.FSWrite, g.Exec, g.Net, g.ProbeExec} {
+		for _, list := range [][]string{g.FSRead, g.FSWrite, g.Exec, g.Net, g.ProbeExec, g.Env} {
 			strs(h, num, list)
 		}
-		if g.Users {
-			num(1)
-		} else {
-			num(0)
+		for _, b := range []bool{g.Users, g.Setid} {
+			if b {
+				num(1)
+			} else {
+				num(0)
+			}
 		}
 	}
 	var k scopeKey

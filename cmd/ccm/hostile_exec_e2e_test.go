@@ -166,7 +166,7 @@ ccm:
         - vendor/manifest.yaml:
             allow_apply: false
             grants:
-              fs_read: ["@WORK@/**"]
+              fs_read: ["@WORK@/**", "vendor/probe.wasm"]
               fs_write: ["@WORK@/**"]
               exec: ["@ECHO@", "@BASH@", "@TOOLS@/**", "@TOUCH@", "@ID@"]
               users: true

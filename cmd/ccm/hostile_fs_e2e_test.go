@@ -120,7 +120,7 @@ ccm:
         - vendor/manifest.yaml:
             allow_apply: false
             grants:
-              fs_read: ["@WORK@/**"]
+              fs_read: ["@WORK@/**", "vendor/hostile.wasm"]
               fs_write: ["@WORK@/**"]
               users: true
             limits: {call_timeout: 20s}

@@ -95,8 +95,11 @@ ccm:
         - @WORK@/after: {ensure: present, content: "after\n", mode: "0644", owner: "@USER@", group: "@GROUP@"}
 `)
 	writeRuntimeManifest(t, r, dir, "m.yaml", root.String())
-	// Applies itself under four spellings, and a symlink and a hard link
-	// to itself: 6^10 manifests by depth alone.
+	// Applies itself under four spellings and a symlink to itself: 5^10
+	// manifests by depth alone. (A hard link to a manifest is refused
+	// before the cycle check in a confined scope, by the hard-link rule of
+	// the filesystem; runtime/engine's TestApplyCycleAnySpelling covers
+	// hard links to a manifest in an unconfined scope.)
 	writeRuntimeManifest(t, r, dir, "vendor/cycle.yaml", `
 ccm:
   resources:
@@ -106,12 +109,8 @@ ccm:
         - ../vendor/cycle.yaml: {}
         - @VENDOR@/cycle.yaml: {}
         - link.yaml: {}
-        - hard.yaml: {}
 `)
 	if err := os.Symlink("cycle.yaml", filepath.Join(dir, "vendor", "link.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(filepath.Join(dir, "vendor", "cycle.yaml"), filepath.Join(dir, "vendor", "hard.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	// Doubling a string forty times is a terabyte; the budget stops it at
@@ -167,13 +166,11 @@ ccm:
 		"apply#cycle.yaml failed",
 		"apply#./cycle.yaml failed",
 		"apply#link.yaml failed",
-		"apply#hard.yaml failed",
 		"apply cycle: vendor/cycle.yaml is already being applied (vendor/cycle.yaml applies vendor/cycle.yaml)",
-		"apply cycle: vendor/hard.yaml is already being applied (vendor/cycle.yaml applies vendor/hard.yaml)",
 		"apply cycle: vendor/link.yaml is already being applied (vendor/cycle.yaml applies vendor/link.yaml)",
 		// the template budgets, named, with the resource
 		"file#" + filepath.Join(dir, "work", "bomb") + " failed",
-		`errors="content: expression \"reduce(1..40, #acc + #acc, \\\"x\\\")\": template budget exceeded: string concatenation (+) would build 32.0 MiB, over the 16 MiB one template value may hold (max_value_bytes)`,
+		`content: expression \"reduce(1..40, #acc + #acc, \\\"x\\\")\": template budget exceeded: string concatenation (+) would build 32.0 MiB, over the 16 MiB one template value may hold (max_value_bytes)`,
 		"file#" + filepath.Join(dir, "work", "jetbomb") + " failed",
 		"jet inline.jet: template budget exceeded: over 1000000 loop iterations in one Jet template (max_jet_iterations)",
 		"file#" + filepath.Join(dir, "work", "jetyield") + " failed",

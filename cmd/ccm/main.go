@@ -51,25 +51,22 @@ func run(args []string) int {
 	err := cmd.ExecuteContext(ctx)
 	code := exitOK
 	var ee *exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "ccm: error: %s\n", terminalSafe(ee.err.Error()))
-		}
-		code = ee.code
-	default:
-		fmt.Fprintf(os.Stderr, "ccm: error: %s\n", terminalSafe(err.Error()))
+	if errors.As(err, &ee) {
+		code, err = ee.code, ee.err
+	} else if err != nil {
 		code = exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ccm: error: %s\n", terminalSafe(err.Error()))
+		// Under --detailed-exitcodes 2 means "changes": a run that never
+		// started (usage error, unloadable manifest, bad --data) is a
+		// failed run, 1, as in Puppet.
+		if code == exitUsage && detailedExitCodes(args) {
+			code = exitFailed
+		}
 	}
 	if intr := sigs.received(); intr != nil {
 		return intr.code()
-	}
-	// Under --detailed-exitcodes 2 means "changes": a run that never
-	// started (usage error, unloadable manifest, bad --data) is a failed
-	// run, 1, as in Puppet.
-	if code == exitUsage && detailedExitCodes(args) {
-		code = exitFailed
 	}
 	return code
 }
