@@ -25,6 +25,7 @@ type applyOptions struct {
 	jsonOut           bool
 	render            bool
 	detailed          bool
+	diff, noDiff      bool
 	report, noReport  bool
 	readEnv, noEnv    bool
 	color             colorMode
@@ -91,6 +92,8 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.StringVar(&o.grantsFile, "grants", "", "YAML/JSON `FILE` with the root scope's grant (fs_read, fs_write, exec, net, users); default: everything")
 	f.BoolVar(&o.render, "render", false, "print the resolved manifest tree as YAML (children included) and exit without applying")
 	f.BoolVar(&o.jsonOut, "json", false, "print events and summary as one JSON document instead of log lines")
+	f.BoolVar(&o.diff, "diff", false, "show content diffs in a real run too (always shown with --noop)")
+	f.BoolVar(&o.noDiff, "no-diff", false, "never show content diffs, only \"content changed (diff hidden)\"")
 	f.BoolVar(&o.detailed, "detailed-exitcodes", false, "exit 0 no changes, 2 changes, 4 failures, 6 changes and failures")
 	f.BoolVar(&o.report, "report", true, "print the run summary")
 	f.BoolVar(&o.noReport, "no-report", false, "do not print the run summary")
@@ -105,6 +108,9 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	if o.noop && o.monitorOnly {
 		return &exitError{exitUsage, errors.New("--noop and --monitor-only cannot be combined")}
+	}
+	if o.diff && o.noDiff {
+		return &exitError{exitUsage, errors.New("--diff and --no-diff cannot be combined")}
 	}
 	ctx := cmd.Context() // ended by SIGINT and SIGTERM (signals.go)
 
@@ -168,7 +174,7 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		errOut := cmd.ErrOrStderr()
 		reporter = logsOnly{newPrinter(errOut, useColor(string(o.color), errOut))}
 	} else {
-		reporter = newPrinter(out, useColor(string(o.color), out))
+		reporter = newPrinter(out, useColor(string(o.color), out)).withStatus()
 	}
 	// NO_SCHEMA_VALIDATION is a debug aid (docs/manifests.md): it skips the check of
 	// properties against the plugins' schemas, never ccm_validate.
@@ -186,11 +192,15 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		HealthCheckOnly:    o.monitorOnly,
 		Grants:             grants,
 		Reporter:           reporter,
+		Diff:               o.diffMode(),
 	})
 	if o.render {
 		docs, err := eng.Render(ctx, path)
 		if err != nil {
 			return &exitError{exitUsage, err}
+		}
+		if o.jsonOut {
+			return writeRenderedJSON(out, docs)
 		}
 		return writeRendered(out, docs)
 	}
@@ -288,4 +298,14 @@ func exitCode(res *engine.Result, detailed bool) int {
 		code |= 4
 	}
 	return code
+}
+
+func (o *applyOptions) diffMode() engine.DiffMode {
+	switch {
+	case o.noDiff:
+		return engine.DiffNever
+	case o.diff:
+		return engine.DiffAlways
+	}
+	return engine.DiffAuto
 }

@@ -394,7 +394,7 @@ func TestFileContent(t *testing.T) {
 			},
 			runs: []e2eRun{{
 				manifest: fileManifest("        - @DIR@/f: {content: \"new\\n\"}\n"),
-				events:   []e2eEvent{{ref: "file#@DIR@/f", outcome: "changed", info: "created the file", checksum: "new\n"}},
+				events:   []e2eEvent{{ref: "file#@DIR@/f", outcome: "changed", info: "changed the content", checksum: "new\n"}},
 				files: []e2eFile{
 					{path: "f", kind: "file", mode: 0o644, content: text("new\n")},
 					{path: "f.hardlink", kind: "file", mode: 0o644, content: text("old\n")},

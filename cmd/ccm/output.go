@@ -14,17 +14,35 @@ import (
 // printer writes one line per event, CCM style:
 // "LEVEL  type#name outcome key=value ...", coloured on a terminal.
 type printer struct {
-	w     io.Writer
-	color bool
+	w      io.Writer
+	color  bool
+	status *statusLine // nil: no live status line
 }
 
 func newPrinter(w io.Writer, color bool) *printer { return &printer{w: w, color: color} }
+
+// withStatus gives the printer a live status line when w is a terminal
+// (see statusLine); all its output then goes through it.
+func (p *printer) withStatus() *printer {
+	if s := newStatusLine(p.w); s != nil {
+		p.status, p.w = s, s
+	}
+	return p
+}
+
+// Step implements engine.Stepper.
+func (p *printer) Step(resource, step string) {
+	if p.status != nil {
+		p.status.Step(resource, step)
+	}
+}
 
 const (
 	ansiReset  = "\x1b[0m"
 	ansiGreen  = "\x1b[32m"
 	ansiYellow = "\x1b[33m"
 	ansiRed    = "\x1b[31m"
+	ansiCyan   = "\x1b[36m"
 )
 
 func (p *printer) ManifestStart(file string, resources, depth int) {
@@ -84,6 +102,50 @@ func (p *printer) Event(e *session.Event, depth int) {
 		kv("info", m)
 	}
 	p.line(level, color, b.String(), depth)
+	p.diff(e.Diff, depth)
+}
+
+// diff prints a content diff under its event line, indented, one line per
+// diff line, removed lines red and added ones green on a terminal. Control
+// characters are escaped so file contents cannot drive the terminal.
+func (p *printer) diff(d string, depth int) {
+	if d == "" {
+		return
+	}
+	indent := strings.Repeat(" ", 6) + strings.Repeat("  ", depth)
+	for _, l := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+		color := ""
+		switch {
+		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-"):
+			color = ansiRed
+		case strings.HasPrefix(l, "+"):
+			color = ansiGreen
+		case strings.HasPrefix(l, "@@"):
+			color = ansiCyan
+		}
+		fmt.Fprintf(p.w, "%s%s\n", indent, p.paint(color, escapeControl(l)))
+	}
+}
+
+// escapeControl shows control characters (but tab) as \xNN.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || (r >= 0x7f && r < 0xa0)
 }
 
 // Log prints lines a plugin logged for a resource (exec logoutput, ccm_log).
@@ -104,6 +166,7 @@ type logsOnly struct{ *printer }
 func (logsOnly) ManifestStart(string, int, int) {}
 func (logsOnly) Message(string)                 {}
 func (logsOnly) Event(*session.Event, int)      {}
+func (logsOnly) Step(string, string)            {}
 
 func (p *printer) line(level, color, text string, depth int) {
 	indent := strings.Repeat("  ", depth)

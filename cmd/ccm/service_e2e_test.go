@@ -37,6 +37,12 @@ func TestServiceThroughTheBinary(t *testing.T) {
 	if e.Failed && !strings.Contains(strings.Join(e.Error, " "), "systemctl") {
 		t.Fatalf("a failure must name systemctl: %v", e.Error)
 	}
+	// Without systemd as PID 1 the failure says so first (issue 11).
+	if _, err := os.Stat("/run/systemd/system"); os.IsNotExist(err) {
+		if !e.Failed || !strings.Contains(strings.Join(e.Error, " "), "systemd is not running on this host") {
+			t.Fatalf("without systemd: failed=%v errors %q, want \"systemd is not running on this host\"", e.Failed, e.Error)
+		}
+	}
 }
 
 // applyJSONEnv is applyJSON with extra environment.

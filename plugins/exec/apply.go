@@ -16,7 +16,7 @@ const tailLines = 10
 
 // Apply follows the decision table of docs/resources.md, runs the command
 // unless noop, and checks its exit code against returns.
-func (*execType) Apply(h sdk.Host, req abi.Request) abi.Result {
+func (e *execType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	s, errs := parse(req.Name, req.Properties, req.Provider, true)
 	res := abi.Result{Provider: s.provider}
 	if len(errs) > 0 {
@@ -38,6 +38,11 @@ func (*execType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		return res
 	}
 	if req.Noop {
+		if err := e.predict(h, req, s); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		e.noopRan.Store(true)
 		res.Changed, res.Refreshed = true, req.Refresh
 		res.NoopMessage = "Would have executed"
 		if req.Refresh {

@@ -26,6 +26,7 @@ type execRow struct {
 	noop      string
 	wantErr   string // expected error, noop and real run alike
 	runErr    string // expected error of the real run only
+	noopErr   string // expected error of noop only: a predicted failure
 	refreshed bool
 	check     func(t *testing.T, dir string, res abi.Result, h *fakehost.Host)
 	// grants is the scope's grant chain (nil: the unconfined root).
@@ -136,10 +137,23 @@ func execRows() []execRow {
 			wantErr: `unless guard "/nonexistent/probe" could not run: not_found`,
 		},
 		{
-			name:   "command that cannot start fails",
-			props:  map[string]any{"name": "t", "command": "no-such-program-ccm --x"},
-			noop:   "Would have executed",
-			runErr: `running "no-such-program-ccm --x": not_found`,
+			name:    "command that cannot start fails",
+			props:   map[string]any{"name": "t", "command": "no-such-program-ccm --x"},
+			noopErr: `the real run would fail to run "no-such-program-ccm --x": program "no-such-program-ccm" not found in PATH /usr/bin:`,
+			runErr:  `running "no-such-program-ccm --x": not_found`,
+		},
+		{
+			name:    "absolute program that does not exist fails, noop too",
+			props:   map[string]any{"name": "t", "command": "/usr/bin/no-such-program-ccm"},
+			noopErr: `the real run would fail to run "/usr/bin/no-such-program-ccm": program /usr/bin/no-such-program-ccm does not exist or is not executable`,
+			runErr:  `running "/usr/bin/no-such-program-ccm": not_found`,
+		},
+		{
+			name:     "a shell line is not predicted",
+			props:    map[string]any{"name": "t", "command": "no-such-program-ccm"},
+			provider: "shell",
+			noop:     "Would have executed",
+			runErr:   "exit code 127 not in allowed returns [0]",
 		},
 		{
 			name:  "clean environment with overrides, logged with logoutput",
@@ -232,8 +246,12 @@ func TestApplyDecisionTable(t *testing.T) {
 				h := &fakehost.Host{Info: info, ReadOnly: true, Properties: req.Properties, Grants: row.grants}
 				var res abi.Result
 				noMutation(t, dir, func() { res = (&execType{}).Apply(h, req) })
-				wantError(t, res.Error, row.wantErr)
-				if row.wantErr != "" {
+				want := row.wantErr
+				if row.noopErr != "" {
+					want = row.noopErr
+				}
+				wantError(t, res.Error, want)
+				if want != "" {
 					return
 				}
 				if res.Changed != (row.noop != "") || res.NoopMessage != row.noop || res.Refreshed != row.refreshed {
@@ -352,5 +370,31 @@ func TestStatus(t *testing.T) {
 	}
 	if _, ok := meta["exit_code"]; ok {
 		t.Fatalf("status reports an exit code: %v", meta)
+	}
+}
+
+// TestNoopPredictionStops: once a change could have installed the program
+// (another type's, or an earlier exec of the run), noop no longer fails a
+// command whose program is missing.
+func TestNoopPredictionStops(t *testing.T) {
+	missing := abi.Request{Type: "exec", Name: "t", Noop: true, WorkingDir: "/",
+		Properties: map[string]any{"name": "t", "command": "/usr/bin/no-such-program-ccm"}}
+	e := &execType{}
+	if res := e.Apply(&fakehost.Host{Info: info, ReadOnly: true}, missing); res.Error == "" {
+		t.Fatalf("missing program predicted nothing: %+v", res)
+	}
+	after := missing
+	after.AfterChanges = true
+	if res := e.Apply(&fakehost.Host{Info: info, ReadOnly: true}, after); res.Error != "" || !res.Changed {
+		t.Fatalf("after another type's change: %+v, want a plain would-run", res)
+	}
+	e = &execType{}
+	ran := missing
+	ran.Properties = map[string]any{"name": "t", "command": "/usr/bin/true"}
+	if res := e.Apply(&fakehost.Host{Info: info, ReadOnly: true}, ran); !res.Changed {
+		t.Fatalf("true: %+v", res)
+	}
+	if res := e.Apply(&fakehost.Host{Info: info, ReadOnly: true}, missing); res.Error != "" || !res.Changed {
+		t.Fatalf("after an earlier exec would have run: %+v, want a plain would-run", res)
 	}
 }

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"sync/atomic"
+
 	"github.com/ccm-dev/ccm/sdk"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// execType implements sdk.Resource; it holds no state between resources.
-type execType struct{}
+// execType implements sdk.Resource; between resources it holds only what
+// noop predictions need.
+type execType struct {
+	// noopRan is set once a noop apply of this run would have run a
+	// command: predictions stop then (see predict).
+	noopRan atomic.Bool
+}
 
 // Validate checks the properties statically; deferred values may still be
 // templates.

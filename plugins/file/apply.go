@@ -45,11 +45,17 @@ func (f *fileType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	if p.act == actNone {
 		return res
 	}
+	if err := f.predict(h, req, s, p); err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	if req.Diff && p.act == actWrite {
+		// Read before the write: the old content is gone after it.
+		res.Diff = contentDiff(h, req, s, st, src)
+	}
 	if req.Noop {
 		res.Changed, res.NoopMessage = true, p.noop
-		if p.act == actAttrs {
-			res.Messages = p.done()[1:]
-		}
+		res.Messages = p.done()[1:]
 		return res
 	}
 	if err := act(h, s, p, src); err != nil {

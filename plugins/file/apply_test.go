@@ -41,7 +41,7 @@ func decisionRows() []decisionRow {
 		{
 			name:  "present: different content is rewritten",
 			setup: func(t *testing.T, _ me, _, p string) { writeFile(t, p, "old\n", 0o644) },
-			noop:  "Would have created the file",
+			noop:  "Would have changed the content",
 			final: "present",
 			check: func(t *testing.T, _ me, _, p string) {
 				wantFile(t, p, attrs{content: str("hello\n"), mode: 0o644, uid: -1, gid: -1})
@@ -51,7 +51,7 @@ func decisionRows() []decisionRow {
 			name:  "present: empty content writes an empty file",
 			setup: func(t *testing.T, _ me, _, p string) { writeFile(t, p, "old\n", 0o644) },
 			props: func(_ me, p map[string]any) { p["content"] = "" },
-			noop:  "Would have created the file",
+			noop:  "Would have changed the content",
 			final: "present",
 			check: func(t *testing.T, _ me, _, p string) {
 				wantFile(t, p, attrs{content: str(""), mode: 0o644, uid: -1, gid: -1})
@@ -148,7 +148,7 @@ func decisionRows() []decisionRow {
 				writeFile(t, filepath.Join(dir, "real"), "target\n", 0o600)
 				symlink(t, filepath.Join(dir, "real"), p)
 			},
-			noop:  "Would have created the file",
+			noop:  "Would have replaced the symlink with a regular file",
 			final: "present",
 			check: func(t *testing.T, _ me, dir, p string) {
 				wantFile(t, p, attrs{content: str("hello\n"), mode: 0o644, uid: -1, gid: -1})

@@ -31,7 +31,8 @@ const schema = `{"type":"object","additionalProperties":false,"properties":{` +
 	`"owner":{"type":["string","integer"],"description":"user name or numeric uid"},` +
 	`"group":{"type":["string","integer"],"description":"group name or numeric gid"},` +
 	`"mode":{"type":"string","pattern":"^(0[oO])?[0-7]{3,4}$","description":"a quoted octal string such as \"0644\""},` +
-	`"force":{"type":"boolean","description":"with ensure absent: remove a non-empty directory"}}}`
+	`"force":{"type":"boolean","description":"with ensure absent: remove a non-empty directory"},` +
+	`"show_diff":{"type":"boolean","description":"false: report a content change without its text (secrets)","default":true}}}`
 
 // Info describes the file type.
 func (*fileType) Info() abi.PluginInfo {

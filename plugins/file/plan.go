@@ -22,17 +22,13 @@ const (
 type plan struct {
 	act       action
 	recursive bool      // actRemove of a directory with its contents
-	attrs     attrDrift // actAttrs: which attributes to fix
+	attrs     attrDrift // actAttrs: which attributes to fix; actWrite: what the write changes
 	noop      string
 }
 
 // done is the log line of a performed plan.
 func (p plan) done() []string {
-	msg := strings.Replace(p.noop, "Would have ", "", 1)
-	if p.act != actAttrs {
-		return []string{msg}
-	}
-	out := []string{msg}
+	out := []string{strings.Replace(p.noop, "Would have ", "", 1)}
 	for _, d := range p.attrs.diffs {
 		out = append(out, d.change())
 	}
@@ -61,8 +57,15 @@ func (f *fileType) decide(h sdk.Host, s spec, st abi.FSStatResponse, wantSum str
 	case s.managesData():
 		// A symlink or special file is replaced by the atomic rename: the
 		// link itself, never its target.
-		if st.Type != "file" || !strings.EqualFold(st.SHA256, wantSum) {
+		switch {
+		case !st.Exists:
 			return plan{act: actWrite, noop: "Would have created the file"}, nil
+		case st.Type != "file":
+			return plan{act: actWrite, noop: "Would have replaced the " + kindOf(st) + " with a regular file"}, nil
+		case !strings.EqualFold(st.SHA256, wantSum):
+			// The write also sets owner, group and mode: say which change.
+			a, _ := f.attrs(h, s, st) // an unknown owner fails the write or the noop prediction
+			return plan{act: actWrite, attrs: a, noop: "Would have changed the content"}, nil
 		}
 	case !st.Exists:
 		return plan{act: actWrite, noop: "Would have created an empty file with requested attributes"}, nil
@@ -99,4 +102,12 @@ func decideAbsent(h sdk.Host, s spec, st abi.FSStatResponse) (plan, error) {
 		return plan{}, fmt.Errorf("%s is a directory with %d entries; set force: true to remove it with its contents", s.name, len(entries))
 	}
 	return plan{act: actRemove, noop: "Would have removed the directory"}, nil
+}
+
+// kindOf names what stat found in a word, for noop messages.
+func kindOf(st abi.FSStatResponse) string {
+	if st.Type == "symlink" {
+		return "symlink"
+	}
+	return "special file"
 }

@@ -10,10 +10,11 @@ import (
 // fileType implements sdk.Resource. One value serves every file resource of
 // a run (the host reuses the plugin instance), so it keeps only caches.
 type fileType struct {
-	ids *idCache
+	ids  *idCache
+	noop *noopDirs
 }
 
-func newFileType() *fileType { return &fileType{ids: newIDCache()} }
+func newFileType() *fileType { return &fileType{ids: newIDCache(), noop: &noopDirs{}} }
 
 // Validate checks the properties statically; deferred values may still be
 // templates.

@@ -67,6 +67,15 @@ func TestApplyFailures(t *testing.T) {
 			},
 			want: `running systemctl is-active app: not_found`,
 		},
+		{
+			name: "systemd is not running",
+			unit: &unit{"", ""},
+			setup: func(h *systemd) {
+				h.notBooted = true
+				h.fail["is-active"] = 1
+			},
+			want: `systemd is not running on this host (/run/systemd/system is missing), so unit app cannot be managed`,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,6 +40,8 @@ func (*serviceType) Info() abi.PluginInfo {
 		PropertiesSchema: json.RawMessage(schema),
 		Capabilities: abi.Capabilities{
 			Exec: []string{"/usr/bin/systemctl", "/bin/systemctl"},
+			// Only to tell "systemd is not running" after systemctl fails.
+			FSRead: []string{systemdDir},
 			ProbeExec: []string{
 				"/usr/bin/systemctl is-active", "/usr/bin/systemctl is-enabled",
 				"/bin/systemctl is-active", "/bin/systemctl is-enabled",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,14 +55,41 @@ func argv(verb, name string) []string {
 // readState runs the two status probes. Both exit non-zero for inactive or
 // disabled units, so stdout is the answer and the exit code is ignored.
 func readState(h sdk.Host, name string) (unitState, error) {
+	st, err := readUnit(h, name)
+	var na noAnswer
+	if errors.As(err, &na) && !systemdRunning(h) {
+		return st, fmt.Errorf("systemd is not running on this host (%s is missing), so unit %s cannot be managed: use the service type only where systemd is PID 1 (%v)", systemdDir, name, na.err)
+	}
+	return st, err
+}
+
+// noAnswer is an is-active probe that gave no state: systemctl failed to
+// run or to reach systemd. Only then is systemd itself suspected.
+type noAnswer struct{ err error }
+
+func (n noAnswer) Error() string { return n.err.Error() }
+func (n noAnswer) Unwrap() error { return n.err }
+
+// systemdDir exists while systemd runs as the init system (sd_booted(3)).
+const systemdDir = "/run/systemd/system"
+
+// systemdRunning reports whether systemd is the init system. Asked only
+// after systemctl failed, to explain it; a refused or failed stat counts as
+// running, so the original error stands.
+func systemdRunning(h sdk.Host) bool {
+	st, err := h.Stat(abi.FSStatRequest{Path: systemdDir})
+	return err != nil || st.Exists
+}
+
+func readUnit(h sdk.Host, name string) (unitState, error) {
 	active, err := probe(h, "is-active", name)
 	if err != nil {
-		return unitState{}, err
+		return unitState{}, noAnswer{err}
 	}
 	running, known := activeStates[active.word]
 	if !known {
-		return unitState{}, fmt.Errorf("systemctl is-active %s said %q (exit %d%s); expected active, inactive, failed or activating: wait for the unit to settle, then rerun",
-			name, active.word, active.code, active.stderr)
+		return unitState{}, noAnswer{fmt.Errorf("systemctl is-active %s said %q (exit %d%s); expected active, inactive, failed or activating: wait for the unit to settle, then rerun",
+			name, active.word, active.code, active.stderr)}
 	}
 	enabledOut, err := probe(h, "is-enabled", name)
 	if err != nil {

@@ -36,6 +36,8 @@ type systemd struct {
 	stuck bool
 	// execErr makes every exec fail to start with this error.
 	execErr error
+	// notBooted makes /run/systemd/system absent: systemd is not PID 1.
+	notBooted bool
 }
 
 func newSystemd(t *testing.T, units map[string]*unit) *systemd {
@@ -147,8 +149,17 @@ func (s *systemd) refuse(call string) error {
 	return &abi.CallError{Code: abi.CodeDenied, Message: call + " is not granted"}
 }
 
-func (s *systemd) Stat(abi.FSStatRequest) (abi.FSStatResponse, error) {
-	return abi.FSStatResponse{}, s.refuse(abi.CallFSStat)
+// Stat answers only the one path the plugin may stat, to tell whether
+// systemd runs; anything else fails the test.
+func (s *systemd) Stat(req abi.FSStatRequest) (abi.FSStatResponse, error) {
+	if req.Path != systemdDir {
+		return abi.FSStatResponse{}, s.refuse(abi.CallFSStat)
+	}
+	s.calls = append(s.calls, "stat "+req.Path)
+	if s.notBooted {
+		return abi.FSStatResponse{}, nil
+	}
+	return abi.FSStatResponse{Exists: true, Type: "directory"}, nil
 }
 func (s *systemd) ReadFile(abi.FSReadRequest) ([]byte, error) { return nil, s.refuse(abi.CallFSRead) }
 func (s *systemd) WriteFile(abi.FSWriteRequest) error         { return s.refuse(abi.CallFSWrite) }

@@ -75,7 +75,7 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("providers %v ensure %v", info.Providers, info.Ensure)
 	}
 	c := info.Capabilities
-	if strings.Join(c.Exec, ",") != "/usr/bin/systemctl,/bin/systemctl" || len(c.FSRead) != 0 || len(c.FSWrite) != 0 || len(c.Net) != 0 || c.Users {
+	if strings.Join(c.Exec, ",") != "/usr/bin/systemctl,/bin/systemctl" || strings.Join(c.FSRead, ",") != systemdDir || len(c.FSWrite) != 0 || len(c.Net) != 0 || c.Users {
 		t.Fatalf("capabilities %+v", c)
 	}
 	want := "/usr/bin/systemctl is-active,/usr/bin/systemctl is-enabled,/bin/systemctl is-active,/bin/systemctl is-enabled"

@@ -114,7 +114,13 @@ func (e *Engine) runBatch(ctx context.Context, s scope, p *plan, rs []*resource)
 		return
 	}
 
+	label := callers[0].Resource
+	if len(callers) > 1 {
+		label += fmt.Sprintf(" and %d more", len(callers)-1)
+	}
+	e.step(label, stepText(s, rs[0]))
 	results, err := e.opts.Plugins.ApplyBatch(ctx, callers, reqs, p.failOnError)
+	e.step("", "")
 	n := 0
 	var failed *session.Event
 	for _, it := range items {

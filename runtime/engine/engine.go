@@ -30,7 +30,22 @@ type Options struct {
 	// properties_schema (NO_SCHEMA_VALIDATION=1, a debug aid); ccm_validate
 	// still runs.
 	NoSchemaValidation bool
+	// Diff decides when plugins are asked for the diff of a content change
+	// (abi.Request.Diff): DiffAuto in noop only, DiffAlways in real runs
+	// too (apply --diff), DiffNever always but hidden, "content changed
+	// (diff hidden)" (--no-diff).
+	Diff DiffMode
 }
+
+// DiffMode is Options.Diff.
+type DiffMode int
+
+// Diff modes.
+const (
+	DiffAuto DiffMode = iota
+	DiffAlways
+	DiffNever
+)
 
 // Engine applies manifests. It is not safe for concurrent Runs.
 type Engine struct {
@@ -43,6 +58,9 @@ type Engine struct {
 	// MaxManifests and MaxManifestBytes.
 	manifests     int
 	manifestBytes int64
+	// noopChanged holds the types of the resources that would have changed
+	// the host so far in noop, for abi.Request.AfterChanges.
+	noopChanged map[string]bool
 }
 
 // New returns an engine. It panics if opts.Plugins is nil: that is a wiring

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -46,8 +47,10 @@ func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource,
 	}
 	caller := e.caller(s, p, r, map[string]any{"health_check": command})
 	tries := max(hc.Tries, 1)
+	defer e.step("", "")
 	for try := 1; try <= tries; try++ {
 		res.Tries = try
+		e.step(r.ref(), fmt.Sprintf("health check %s, try %d/%d", res.Name, try, tries))
 		out, err := e.opts.Plugins.Exec(ctx, caller, abi.ExecRequest{
 			Argv:      argv,
 			Env:       []string{defaultCheckPath, "LANG=C", "LC_ALL=C"},
@@ -55,7 +58,12 @@ func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource,
 			TimeoutMS: hc.Timeout.Milliseconds(),
 			Probe:     true,
 		})
+		var ce *abi.CallError
 		switch {
+		case errors.As(err, &ce) && (ce.Code == abi.CodeNotFound || ce.Code == abi.CodeDenied || ce.Code == abi.CodeInvalid):
+			// A missing or refused program stays so: no retries.
+			res.Status, res.Output = session.HealthUnknown, err.Error()+" (not retried)"
+			return res
 		case err != nil:
 			res.Status, res.Output = session.HealthUnknown, err.Error()
 		case out.TimedOut:
@@ -66,6 +74,7 @@ func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource,
 		if res.Status == session.HealthOK || try == tries {
 			break
 		}
+		e.step(r.ref(), fmt.Sprintf("health check %s was %s, waiting %s before try %d/%d", res.Name, res.Status, hc.TrySleep, try+1, tries))
 		if !sleep(ctx, hc.TrySleep) {
 			break
 		}

@@ -18,6 +18,8 @@ type Rendered struct {
 	Depth       int
 	Data        map[string]any
 	FailOnError bool
+	PreMessage  string           // ccm.pre_message, templates expanded
+	PostMessage string           // ccm.post_message, templates expanded
 	Plugins     []map[string]any // its own ccm.plugins: {path (absolute), sha256}
 	Resources   []map[string]any // {type: {name: ..., properties...}}
 }
@@ -44,7 +46,7 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 		return err
 	}
 	s.ancestry = p.ancestry
-	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError, Plugins: p.plugins.own(p.file)}
+	r := Rendered{File: e.display(p.file), Depth: s.depth, Data: p.data, FailOnError: p.failOnError, PreMessage: p.pre, PostMessage: p.post, Plugins: p.plugins.own(p.file)}
 	for _, res := range p.resources {
 		r.Resources = append(r.Resources, map[string]any{res.typ: e.renderResource(p, res)})
 	}

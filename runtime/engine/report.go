@@ -17,6 +17,21 @@ type Reporter interface {
 	Log(resource, level, message string)
 }
 
+// Stepper is a Reporter that can show what a slow step is doing (a live
+// status line on a terminal). Step starts a step for resource (type#name):
+// step says what, e.g. "applying", "health check http, try 2/5". An empty
+// resource ends it; the next Event or Log line also follows its end.
+type Stepper interface {
+	Step(resource, step string)
+}
+
+// step tells a Stepper reporter what is being done; resource "" ends it.
+func (e *Engine) step(resource, what string) {
+	if s, ok := e.report.(Stepper); ok {
+		s.Step(resource, what)
+	}
+}
+
 type nopReporter struct{}
 
 func (nopReporter) ManifestStart(string, int, int) {}

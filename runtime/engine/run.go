@@ -109,11 +109,14 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 
 	if s.healthCheckOnly {
 		ev.HealthCheckOnly = true
+		ev.NotChecked = len(r.src.HealthChecks) == 0
 		e.healthChecks(ctx, s, p, r, ev)
 		return ev
 	}
 
+	e.step(r.ref(), stepText(s, r))
 	res, err := e.opts.Plugins.Apply(ctx, e.caller(s, p, r, req.Properties), req)
+	e.step("", "")
 	if err != nil {
 		ev.Fail(err.Error())
 		return ev
@@ -123,6 +126,17 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 		e.healthChecks(ctx, s, p, r, ev)
 	}
 	return ev
+}
+
+// stepText says what a plugin apply of r is doing, for the status line.
+func stepText(s scope, r *resource) string {
+	if s.noop {
+		return "checking what would change"
+	}
+	if r.ensure != "" {
+		return "applying ensure " + r.ensure
+	}
+	return "applying"
 }
 
 // prepare runs the gates of a resource before its plugin is called:
@@ -172,7 +186,23 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 		Noop:       s.noop,
 		Refresh:    refresh,
 		WorkingDir: s.dir,
+		Diff:       e.opts.Diff != DiffAuto || s.noop,
+		HideDiff:   e.opts.Diff == DiffNever,
+		// In noop, a plugin predicts failures from the host's state until
+		// a resource of another type would have changed it.
+		AfterChanges: s.noop && e.changedOtherThan(r.typ),
 	}, false
+}
+
+// changedOtherThan reports whether a noop resource of a type other than typ
+// would have changed the host.
+func (e *Engine) changedOtherThan(typ string) bool {
+	for t := range e.noopChanged {
+		if t != typ {
+			return true
+		}
+	}
+	return false
 }
 
 // applyResult copies a plugin's Result into the event.
@@ -187,6 +217,7 @@ func applyResult(ev *session.Event, res abi.Result) {
 	ev.NoopMessage = res.NoopMessage
 	ev.Status = res.State
 	ev.Messages = append(ev.Messages, res.Messages...)
+	ev.Diff = res.Diff
 	if res.Error != "" {
 		ev.Fail(res.Error)
 	}
@@ -209,6 +240,12 @@ func (e *Engine) newEvent(s scope, p *plan, r *resource) *session.Event {
 }
 
 func (e *Engine) record(s scope, ev *session.Event) {
+	if ev.Noop && ev.Changed && !ev.Failed {
+		if e.noopChanged == nil {
+			e.noopChanged = map[string]bool{}
+		}
+		e.noopChanged[ev.Type] = true
+	}
 	e.session.Record(ev)
 	e.report.Event(ev, s.depth)
 }

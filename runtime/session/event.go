@@ -11,32 +11,39 @@ const Protocol = "io.choria.ccm.v1.transaction.event"
 
 // Event is one resource's result, with CCM's field names (docs/shell.md).
 type Event struct {
-	Protocol          string              `json:"protocol"`
-	EventID           string              `json:"event_id"`
-	Timestamp         time.Time           `json:"timestamp"`
-	Type              string              `json:"type"`
-	Provider          string              `json:"provider"`
-	Name              string              `json:"name"`
-	Alias             string              `json:"alias,omitempty"`
-	RequestedEnsure   string              `json:"requested_ensure"`
-	FinalEnsure       string              `json:"final_ensure"`
-	Duration          time.Duration       `json:"duration"` // nanoseconds
-	Properties        map[string]any      `json:"properties,omitempty"`
-	Status            map[string]any      `json:"status,omitempty"`
-	NoopMessage       string              `json:"noop_message,omitempty"`
-	HealthCheck       []HealthCheckResult `json:"health_check,omitempty"`
-	HealthCheckOnly   bool                `json:"health_check_only,omitempty"`
-	Error             []string            `json:"error"`
-	Changed           bool                `json:"changed"`
-	Refreshed         bool                `json:"refreshed,omitempty"`
-	Failed            bool                `json:"failed"`
-	Skipped           bool                `json:"skipped,omitempty"`
-	Noop              bool                `json:"noop"`
-	UnmetRequirements []string            `json:"unmet_requirements,omitempty"`
+	Protocol        string              `json:"protocol"`
+	EventID         string              `json:"event_id"`
+	Timestamp       time.Time           `json:"timestamp"`
+	Type            string              `json:"type"`
+	Provider        string              `json:"provider"`
+	Name            string              `json:"name"`
+	Alias           string              `json:"alias,omitempty"`
+	RequestedEnsure string              `json:"requested_ensure"`
+	FinalEnsure     string              `json:"final_ensure"`
+	Duration        time.Duration       `json:"duration"` // nanoseconds
+	Properties      map[string]any      `json:"properties,omitempty"`
+	Status          map[string]any      `json:"status,omitempty"`
+	NoopMessage     string              `json:"noop_message,omitempty"`
+	HealthCheck     []HealthCheckResult `json:"health_check,omitempty"`
+	HealthCheckOnly bool                `json:"health_check_only,omitempty"`
+	// NotChecked: a health-check-only run (--monitor-only) met a resource
+	// with no health checks, so nothing about it was checked (a ccm
+	// addition: CCM reported it stable).
+	NotChecked        bool     `json:"not_checked,omitempty"`
+	Error             []string `json:"error"`
+	Changed           bool     `json:"changed"`
+	Refreshed         bool     `json:"refreshed,omitempty"`
+	Failed            bool     `json:"failed"`
+	Skipped           bool     `json:"skipped,omitempty"`
+	Noop              bool     `json:"noop"`
+	UnmetRequirements []string `json:"unmet_requirements,omitempty"`
 
 	// ccm additions, outside CCM's schema: where the resource was declared.
 	Manifest string   `json:"manifest,omitempty"`
 	Messages []string `json:"messages,omitempty"`
+	// Diff shows a content change (a unified diff, or a one-line summary):
+	// in noop, and in real runs with apply --diff.
+	Diff string `json:"diff,omitempty"`
 }
 
 // HealthCheckResult is one health check's outcome.
@@ -98,6 +105,8 @@ func (e *Event) Outcome() string {
 		return "refreshed"
 	case e.Changed:
 		return "changed"
+	case e.NotChecked:
+		return "not checked"
 	}
 	return "stable"
 }

@@ -17,6 +17,7 @@ type Summary struct {
 	Refreshed         int           `json:"refreshed_resources"`
 	UnmetRequirements int           `json:"unmet_requirements"`
 	Checked           int           `json:"checked_resources"`
+	Unchecked         int           `json:"unchecked_resources"` // --monitor-only: no health checks to run
 	ChecksOK          int           `json:"checks_ok"`
 	ChecksWarning     int           `json:"checks_warning"`
 	ChecksCritical    int           `json:"checks_critical"`
@@ -34,6 +35,8 @@ func (s *Summary) add(e *Event) {
 		s.Skipped++
 	case e.Changed:
 		s.Changed++
+	case e.NotChecked:
+		s.Unchecked++
 	default:
 		s.Stable++
 	}
@@ -58,8 +61,14 @@ func (s *Summary) add(e *Event) {
 	}
 }
 
-// WriteText prints the summary in CCM's layout.
+// WriteText prints the summary in CCM's layout. Only a --monitor-only run
+// with resources that have no health checks adds an "Unchecked Resources"
+// line; other runs keep CCM's layout.
 func (s Summary) WriteText(w io.Writer) error {
+	unchecked := ""
+	if s.Unchecked > 0 {
+		unchecked = fmt.Sprintf("  Unchecked Resources: %d (no health checks)\n", s.Unchecked)
+	}
 	_, err := fmt.Fprintf(w, `Manifest Run Summary
 
              Run Time: %s
@@ -71,8 +80,8 @@ func (s Summary) WriteText(w io.Writer) error {
   Refreshed Resources: %d
    Unmet Requirements: %d
     Checked Resources: %d (ok: %d, critical: %d, warning: %d, unknown: %d)
-         Total Errors: %d
+%s         Total Errors: %d
 `, s.RunTime.Round(time.Millisecond), s.Total, s.Stable, s.Changed, s.Failed, s.Skipped, s.Refreshed,
-		s.UnmetRequirements, s.Checked, s.ChecksOK, s.ChecksCritical, s.ChecksWarning, s.ChecksUnknown, s.TotalErrors)
+		s.UnmetRequirements, s.Checked, s.ChecksOK, s.ChecksCritical, s.ChecksWarning, s.ChecksUnknown, unchecked, s.TotalErrors)
 	return err
 }

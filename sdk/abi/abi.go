@@ -117,6 +117,18 @@ type Request struct {
 	HealthCheckOnly bool           `json:"health_check_only,omitempty"`
 	Refresh         bool           `json:"refresh,omitempty"` // a subscribed resource changed
 	WorkingDir      string         `json:"working_dir"`       // directory of the declaring manifest
+	// Diff asks for Result.Diff when the plugin changes (or, in noop, would
+	// change) a resource's content: set in noop and by apply --diff; see
+	// HideDiff. A plugin may still hide a diff the resource marks secret.
+	Diff bool `json:"diff,omitempty"`
+	// HideDiff (apply --no-diff) asks for Result.Diff without the contents:
+	// "content changed (diff hidden)", as for a resource marked secret.
+	HideDiff bool `json:"hide_diff,omitempty"`
+	// AfterChanges is set in noop once an earlier resource of another type
+	// would have changed the host: the plugin then stops predicting failures
+	// from the host's current state (a missing user, program or directory),
+	// which that change may have provided.
+	AfterChanges bool `json:"after_changes,omitempty"`
 }
 
 // Result is the output of ccm_apply. A plugin verifies convergence itself
@@ -130,7 +142,11 @@ type Result struct {
 	NoopMessage string         `json:"noop_message,omitempty"`
 	State       map[string]any `json:"state,omitempty"`
 	Messages    []string       `json:"messages,omitempty"` // informational lines for the log
-	Error       string         `json:"error,omitempty"`    // non-empty = the resource failed
+	// Diff shows a content change, asked for by Request.Diff: a unified diff
+	// (diff -u), or a one-line summary when the contents cannot be shown
+	// (binary, too large, hidden).
+	Diff  string `json:"diff,omitempty"`
+	Error string `json:"error,omitempty"` // non-empty = the resource failed
 	// DurationNS is how long the apply took, measured by the plugin; the
 	// SDK fills it for each resource of a batch.
 	DurationNS int64 `json:"duration_ns,omitempty"`

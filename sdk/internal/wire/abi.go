@@ -182,6 +182,7 @@ func (e *encoder) result(v abi.Result) {
 	o.strOmit("noop_message", v.NoopMessage)
 	o.anyMapOmit("state", v.State)
 	o.strsOmit("messages", v.Messages)
+	o.strOmit("diff", v.Diff)
 	o.strOmit("error", v.Error)
 	o.intOmit("duration_ns", v.DurationNS)
 	o.end()
@@ -476,6 +477,12 @@ func (d *decoder) request(v *abi.Request) error {
 			return d.bool(&v.Refresh)
 		case "working_dir":
 			return d.string(&v.WorkingDir)
+		case "diff":
+			return d.bool(&v.Diff)
+		case "hide_diff":
+			return d.bool(&v.HideDiff)
+		case "after_changes":
+			return d.bool(&v.AfterChanges)
 		}
 		return d.skip()
 	})

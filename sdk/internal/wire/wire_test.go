@@ -57,7 +57,7 @@ var encodeSamples = []struct {
 	{"StatusResponse", abi.StatusResponse{Provider: "posix", FinalEnsure: "present", State: map[string]any{"a": 1, "b": []any{"x", 2.5, nil, true}}, Error: "e"}},
 	{"Result zero", abi.Result{}},
 	{"Result full", abi.Result{Changed: true, Refreshed: true, Provider: "p", FinalEnsure: "absent", NoopMessage: "Would have",
-		State: map[string]any{"metadata": map[string]any{"size": int64(12), "mode": "0644", "mtime": "2024-01-01T00:00:00Z"}}, Messages: []string{"m"}, Error: "boom", DurationNS: 1234}},
+		State: map[string]any{"metadata": map[string]any{"size": int64(12), "mode": "0644", "mtime": "2024-01-01T00:00:00Z"}}, Messages: []string{"m"}, Diff: "--- a\n+++ b\n", Error: "boom", DurationNS: 1234}},
 	{"Result empty state", abi.Result{State: map[string]any{}, Messages: []string{}}},
 	{"BatchResponse", abi.BatchResponse{Results: []abi.Result{{Changed: true}, {Error: "x"}}}},
 	{"FSStatRequest", abi.FSStatRequest{Path: "/etc/motd", FollowSymlinks: true, Checksum: true}},
@@ -193,7 +193,7 @@ func TestUnmarshalABI(t *testing.T) {
 	}{
 		{"Request", func(t *testing.T) {
 			sameDecode[abi.Request](t, encoded(abi.Request{Type: "file", Name: "/x", Properties: map[string]any{"a": 1.5, "b": []any{"c", nil, true, map[string]any{}}},
-				Provider: "p", Noop: true, HealthCheckOnly: true, Refresh: true, WorkingDir: "/w"}))
+				Provider: "p", Noop: true, HealthCheckOnly: true, Refresh: true, WorkingDir: "/w", Diff: true, HideDiff: true, AfterChanges: true}))
 		}},
 		{"Request zero", func(t *testing.T) { sameDecode[abi.Request](t, encoded(abi.Request{})) }},
 		{"ValidateRequest", func(t *testing.T) {
