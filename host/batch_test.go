@@ -270,6 +270,11 @@ func TestApplyBatchTrap(t *testing.T) {
 	h := newProbeHost(t, Limits{CallTimeout: 300 * time.Millisecond})
 	var l logs
 	callers, reqs := batchOf(t, &l, nil, map[string]any{}, map[string]any{"spin": true}, map[string]any{})
+	// Compile and describe first: the deadline is the batch's, not a cold
+	// compile's (minutes under -race on a loaded machine).
+	if _, err := h.Info(context.Background(), trust.Caller{}, "probe"); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	results, err := h.ApplyBatch(context.Background(), callers, reqs, false)
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "call_timeout limit of 900ms") {
