@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -71,6 +72,7 @@ type instance struct {
 	kernel kernelCache // the kernel functions
 	mem    memoryCap   // the memories and the call's cap
 	used   uint64      // plugin.tick when it last served a call
+	ended  atomic.Bool // set when a module of it closes (the guest's proc_exit)
 }
 
 // load compiles the module and runs ccm_describe, once, for caller (under
@@ -176,8 +178,8 @@ func (p *plugin) hasExport(ctx context.Context, caller trust.Caller, export stri
 // instance's state is not trusted, and the next call gets a fresh one.
 //
 // An instance that ended itself after its last call returned (a guest that
-// set its output and then called proc_exit) is found closed when this call
-// starts; nothing ran, so it is replaced and the call made once more.
+// set its output and then called proc_exit) is replaced before this call: its
+// modules' close notifier marked it ended.
 func (p *plugin) callLocked(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
 	// A scope's memory_mb below the host's limit caps this call's memory
 	// growth; an instance already bigger than that starts afresh.
@@ -189,18 +191,16 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	if err != nil {
 		return nil, err
 	}
-	if in.used != 0 && memCap > 0 && in.mem.largest() > memCap {
+	if in.used != 0 && (in.ended.Load() || memCap > 0 && in.mem.largest() > memCap) {
 		p.discard(ctx, in)
 		if in, err = p.instanceFor(ctx, in.key); err != nil {
 			return nil, err
 		}
 	}
-	reused := in.used != 0
 	p.tick++
 	in.used = p.tick
 	p.cur = in
 	in.mem.limit.Store(memCap)
-	original := input
 	dl := newDeadline(ctx, st.limits.CallTimeout)
 	defer dl.stop()
 	st.deadline = dl
@@ -216,10 +216,6 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	}
 
 	rc, out, err := in.inst.CallWithContext(withCallState(dl.ctx, st), export, input)
-	if err != nil && reused && err.Error() == extismClosed {
-		p.discard(ctx, in)
-		return p.callLocked(ctx, st, export, original)
-	}
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}
@@ -252,10 +248,6 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	}
 	return out, nil
 }
-
-// extismClosed is the error of an Extism call on an instance whose module
-// has closed (after a proc_exit).
-const extismClosed = "module is closed"
 
 // callError says why a call failed, naming the limit when one stopped it.
 func (p *plugin) callError(ctx context.Context, dl *deadline, st *callState, in *instance, export string, err error) error {
@@ -318,8 +310,11 @@ func (p *plugin) instanceFor(ctx context.Context, key scopeKey) (*instance, erro
 		WithRandSource(rand.Reader).
 		WithStdin(&in.stdio.in).WithStdout(&in.stdio.out).
 		WithStderr(in.stderr)
-	// Both the guest's and the kernel's memories come from in.mem.
-	inst, err := p.compiled.Instance(experimental.WithMemoryAllocator(ctx, in.mem.allocator()), extism.PluginInstanceConfig{ModuleConfig: mc})
+	// Both the guest's and the kernel's memories come from in.mem. A module
+	// of the instance that closes (the guest's proc_exit) marks it ended.
+	ictx := experimental.WithCloseNotifier(experimental.WithMemoryAllocator(ctx, in.mem.allocator()),
+		experimental.CloseNotifyFunc(func(context.Context, uint32) { in.ended.Store(true) }))
+	inst, err := p.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("instantiate plugin for type %q: %w", p.typ, err)
 	}

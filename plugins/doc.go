@@ -5,8 +5,9 @@
 // types by name.
 //
 // The committed wasm/*.wasm files are build outputs; `go generate
-// ./plugins` (or `go tool task plugins`) rebuilds them and CI fails when one
-// differs from a fresh build of its source (scripts/check-plugins.sh).
+// ./plugins` (or `go tool -modfile=tools/go.mod task plugins`) rebuilds them
+// and CI fails when one differs from a fresh build of its source
+// (scripts/check-plugins.sh).
 //
 // This package imports only embed and io/fs. The plugin sources import only the sdk,
 // plugins/internal/props and the standard library; plugins/internal/fakehost

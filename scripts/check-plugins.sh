@@ -11,7 +11,7 @@ while read -r pkg wasm; do
   [ -n "$pkg" ] || continue
   GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$tmp/out.wasm" "./$pkg"
   if ! cmp -s "$tmp/out.wasm" "$wasm"; then
-    echo "stale plugin: $wasm differs from a fresh build of ./$pkg; run: go tool task plugins" >&2
+    echo "stale plugin: $wasm differs from a fresh build of ./$pkg; run: go tool -modfile=tools/go.mod task plugins" >&2
     status=1
   else
     echo "ok  $wasm"

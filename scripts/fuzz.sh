@@ -17,16 +17,20 @@ count() { if [ -d "$1" ]; then ls "$1" | wc -l; else echo 0; fi; }
 while IFS=: read -r file target; do
   pkg=$(dirname "$file")
   corpus="$pkg/testdata/fuzz/$target"
+  # Run go in the package's own module (sdk/ is a module of its own).
+  mod=$pkg
+  while [ ! -f "$mod/go.mod" ]; do mod=$(dirname "$mod"); done
+  rel=./${pkg#"$mod"}; rel=${rel/#.\/\//./}
   before=$(count "$corpus")
   printf '== %s %s (%s)\n' "$pkg" "$target" "$fuzztime"
-  if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -parallel 2 "$pkg" 2>&1); then
+  if out=$(go -C "$mod" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -parallel 2 "$rel" 2>&1); then
     tail -2 <<<"$out"
     continue
   fi
   after=$(count "$corpus")
   if [ "$after" -gt "$before" ]; then
     echo "$out"
-    echo "FAIL: $target found a failing input in $corpus; reproduce with: go test -run '$target' $pkg"
+    echo "FAIL: $target found a failing input in $corpus; reproduce with: go -C $mod test -run '$target' $rel"
     status=1
   else
     echo "$out" | tail -15

@@ -80,9 +80,6 @@ func New(opts Options) *Engine {
 	return &Engine{opts: opts, session: s, report: r}
 }
 
-// Session is the engine's event log.
-func (e *Engine) Session() *session.Session { return e.session }
-
 // Result is what a completed run adds up to.
 type Result struct {
 	Summary session.Summary

@@ -32,14 +32,6 @@ func builtinFamilies() []family {
 	}
 }
 
-// Gather returns the built-in fact tree (host, network, partition, cpu,
-// memory, user) gathered within DefaultTimeout, dropping any warnings. It
-// has no custom facts or overrides: use Load for what a run sees.
-func Gather() map[string]any {
-	m, _ := GatherSystem(context.Background(), DefaultTimeout)
-	return m
-}
-
 // GatherSystem gathers the built-in families in parallel and returns what
 // finished within timeout, plus one warning per family left out (failed or
 // too slow). It never fails: a host where nothing can be read still gets a

@@ -8,9 +8,6 @@ import (
 // Ref names a resource by type and name (or alias): "file#/etc/motd".
 type Ref struct{ Type, Name string }
 
-// String gives the "type#name" form ParseRef reads.
-func (r Ref) String() string { return r.Type + "#" + r.Name }
-
 // ParseRef reads a "type#name" reference as used by require and subscribe.
 // The type is what the schema allows (^[a-z]+) widened to every valid type
 // key (digits and underscores after the first letter) so that third-party

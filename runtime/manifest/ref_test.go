@@ -37,7 +37,7 @@ func TestParseRef(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseRef: %v", err)
 			}
-			if got != tt.want || got.String() != tt.in {
+			if got != tt.want || got.Type+"#"+got.Name != tt.in {
 				t.Fatalf("got %#v (%s) want %#v", got, got, tt.want)
 			}
 		})

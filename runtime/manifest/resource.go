@@ -25,9 +25,6 @@ type Resource struct {
 	HasSubscribe bool
 }
 
-// Ref returns the resource's own type#name reference.
-func (r Resource) Ref() Ref { return Ref{Type: r.Type, Name: r.Name} }
-
 // Control holds the bare Expr expressions gating a resource; empty means
 // unset.
 type Control struct{ If, Unless string }

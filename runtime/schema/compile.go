@@ -110,15 +110,6 @@ func Compile(doc []byte) (*Schema, error) {
 	return &Schema{root: root}, nil
 }
 
-// MustCompile is Compile that panics on error, for schemas in Go source.
-func MustCompile(doc string) *Schema {
-	s, err := Compile([]byte(doc))
-	if err != nil {
-		panic("BUG: " + err.Error())
-	}
-	return s
-}
-
 func compileNode(v any, at string, depth int) (*node, error) {
 	where := at
 	if where == "" {

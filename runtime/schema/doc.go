@@ -20,5 +20,7 @@
 // (`property "mode": must match the pattern ^[0-7]{3,4}$`), and never
 // prints a property's value: values often hold secrets.
 //
-// The package is pure: it touches no OS state and imports nothing of ccm.
+// The package is pure: it touches no OS state, and of ccm it imports only
+// internal/suggest (standard library only) for "did you mean" hints on
+// unknown property names.
 package schema

@@ -74,7 +74,7 @@ const fileSchema = `{"type":"object","required":["name"],"additionalProperties":
 }}`
 
 func TestValidate(t *testing.T) {
-	s := MustCompile(fileSchema)
+	s := mustCompile(fileSchema)
 	base := func(kv ...any) map[string]any {
 		m := map[string]any{"name": "/etc/motd"}
 		for i := 0; i < len(kv); i += 2 {
@@ -137,7 +137,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateNeverPrintsValues(t *testing.T) {
-	s := MustCompile(fileSchema)
+	s := mustCompile(fileSchema)
 	secret := "hunter2-secret"
 	props := map[string]any{"name": "/x", "mode": secret, "ensure": secret, "kind": secret, "tag": 1, "opts": map[string]any{"k": secret}}
 	for _, p := range s.Strings(props) {
@@ -159,7 +159,7 @@ func TestNilSchemaAcceptsAll(t *testing.T) {
 }
 
 func TestGoValueKinds(t *testing.T) {
-	s := MustCompile(`{"properties":{"l":{"type":"array","items":{"type":"integer"}},"m":{"type":"object","additionalProperties":{"type":"string"}},"i":{"enum":[3]},"f":{"const":{"a":[1,"x"]}}}}`)
+	s := mustCompile(`{"properties":{"l":{"type":"array","items":{"type":"integer"}},"m":{"type":"object","additionalProperties":{"type":"string"}},"i":{"enum":[3]},"f":{"const":{"a":[1,"x"]}}}}`)
 	tests := []struct {
 		name string
 		v    map[string]any
@@ -189,7 +189,7 @@ func TestValidateManyIsFast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
 	}
-	s := MustCompile(fileSchema)
+	s := mustCompile(fileSchema)
 	res := testing.Benchmark(func(b *testing.B) {
 		props := make([]map[string]any, 2000)
 		for i := range props {
@@ -212,7 +212,7 @@ func TestValidateManyIsFast(t *testing.T) {
 }
 
 func BenchmarkValidate(b *testing.B) {
-	s := MustCompile(fileSchema)
+	s := mustCompile(fileSchema)
 	p := map[string]any{"name": "/tmp/f", "ensure": "present", "content": "x", "mode": "0644", "force": false}
 	for b.Loop() {
 		s.Validate(p)
@@ -225,4 +225,13 @@ func BenchmarkCompile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// mustCompile is Compile for the schemas written in these tests.
+func mustCompile(doc string) *Schema {
+	s, err := Compile([]byte(doc))
+	if err != nil {
+		panic("BUG: " + err.Error())
+	}
+	return s
 }

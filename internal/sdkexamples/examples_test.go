@@ -1,12 +1,12 @@
-// Package examples_test builds the example plugins of sdk/examples from
-// source with scripts/build-examples.sh (Go, AssemblyScript, C) and runs the
-// AssemblyScript and C ones: in the host against real files, and through the
+// Package sdkexamples_test builds the example plugins of sdk/examples from
+// source with scripts/build-examples.sh (Go, AssemblyScript, C, Rust) and runs
+// the AssemblyScript, C and Rust ones: in the host against real files, and through the
 // ccm binary from a vendor manifest applied with allow_apply: false and
 // grants.
 //
-// Without the AssemblyScript or C toolchain the tests skip, naming the
+// Without the AssemblyScript, C or Rust toolchain the tests skip, naming the
 // script; with CCM_REQUIRE_EXAMPLES=1 (CI) they fail instead.
-package examples_test
+package sdkexamples_test
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func examples(t *testing.T) string {
 }
 
 func repoRoot() string {
-	wd, err := os.Getwd() // sdk/examples
+	wd, err := os.Getwd() // internal/sdkexamples
 	if err != nil {
 		panic(err)
 	}
@@ -103,14 +103,14 @@ func readWasm(t *testing.T, dir, typ string) []byte {
 	return b
 }
 
-// TestImportsOnlyExtism checks that the AssemblyScript and C plugins need
+// TestImportsOnlyExtism checks that the AssemblyScript, C and Rust plugins need
 // nothing but the Extism kernel and ccm's host calls: no WASI, no env.
 func TestImportsOnlyExtism(t *testing.T) {
 	dir := examples(t)
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)
-	for _, typ := range []string{"file_line", "ini_setting"} {
+	for _, typ := range []string{"file_line", "ini_setting", "sysctl_conf"} {
 		t.Run(typ, func(t *testing.T) {
 			cm, err := rt.CompileModule(ctx, readWasm(t, dir, typ))
 			if err != nil {
@@ -185,6 +185,26 @@ var lineCases = []exampleCase{
 	{name: "create the file", props: map[string]any{"line": "héllo ✓ \"q\""}, after: "héllo ✓ \"q\"\n", changed: true},
 }
 
+var sysctlCases = []exampleCase{
+	{name: "change a value", before: ptr("# forwarding\nnet.ipv4.ip_forward = 0\nvm.swappiness=10\n"),
+		props: map[string]any{"key": "net.ipv4.ip_forward", "value": 1},
+		after: "# forwarding\nnet.ipv4.ip_forward = 1\nvm.swappiness=10\n", changed: true},
+	{name: "a later line wins, so it goes", before: ptr("a.b = 1\nx = y\n-a.b=2\n"),
+		props: map[string]any{"key": "a.b", "value": "1"},
+		after: "a.b = 1\nx = y\n", changed: true},
+	{name: "append", before: ptr("x = y"), props: map[string]any{"key": "kernel.panic", "value": "10"},
+		after: "x = y\nkernel.panic = 10\n", changed: true},
+	{name: "already set", before: ptr("# c\n  vm.swappiness=10  \n"), props: map[string]any{"key": "vm.swappiness", "value": 10},
+		after: "# c\n  vm.swappiness=10  \n"},
+	{name: "a comment is not a setting", before: ptr("# vm.swappiness = 10\n"), props: map[string]any{"key": "vm.swappiness", "value": "10"},
+		after: "# vm.swappiness = 10\nvm.swappiness = 10\n", changed: true},
+	{name: "remove", before: ptr("a = 1\nb = 2\na=3\n"), props: map[string]any{"key": "a", "ensure": "absent"},
+		after: "b = 2\n", changed: true},
+	{name: "remove, not there", before: ptr("b = 2\n"), props: map[string]any{"key": "a", "ensure": "absent"}, after: "b = 2\n"},
+	{name: "create the file", props: map[string]any{"key": "net.core.somaxconn", "value": "4096 é"},
+		after: "net.core.somaxconn = 4096 é\n", changed: true},
+}
+
 // TestHost runs each example type in the host: validate, status, noop,
 // apply and a second, stable apply, against files in a temp dir.
 func TestHost(t *testing.T) {
@@ -192,6 +212,7 @@ func TestHost(t *testing.T) {
 	h, err := host.New(host.WithModules(map[string][]byte{
 		"file_line":   readWasm(t, dir, "file_line"),
 		"ini_setting": readWasm(t, dir, "ini_setting"),
+		"sysctl_conf": readWasm(t, dir, "sysctl_conf"),
 	}), host.WithCacheDir(""))
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +222,7 @@ func TestHost(t *testing.T) {
 	for _, typ := range []struct {
 		name  string
 		cases []exampleCase
-	}{{"ini_setting", iniCases}, {"file_line", lineCases}} {
+	}{{"ini_setting", iniCases}, {"file_line", lineCases}, {"sysctl_conf", sysctlCases}} {
 		t.Run(typ.name, func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Now()
@@ -309,6 +330,7 @@ func TestHostRefusals(t *testing.T) {
 	h, err := host.New(host.WithModules(map[string][]byte{
 		"file_line":   readWasm(t, dir, "file_line"),
 		"ini_setting": readWasm(t, dir, "ini_setting"),
+		"sysctl_conf": readWasm(t, dir, "sysctl_conf"),
 	}), host.WithCacheDir(""))
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +352,10 @@ func TestHostRefusals(t *testing.T) {
 		{"file_line", map[string]any{"path": "x", "line": "l"}, "path: must be an absolute path"},
 		{"file_line", map[string]any{"path": "/x", "line": "a\nb"}, "line: must not contain a line break"},
 		{"file_line", map[string]any{"path": "/x"}, "line: required"},
+		{"sysctl_conf", map[string]any{"path": "x", "key": "k", "value": 1}, "path: must be an absolute path"},
+		{"sysctl_conf", map[string]any{"path": "/x", "key": "a b", "value": 1}, "key: must be a sysctl name"},
+		{"sysctl_conf", map[string]any{"path": "/x", "key": "k"}, "value: required with ensure present"},
+		{"sysctl_conf", map[string]any{"path": "/x", "key": "k", "value": "a\nb"}, "value: must not contain a line break"},
 	} {
 		t.Run("validate "+tc.typ+" "+tc.want, func(t *testing.T) {
 			vr, err := h.Validate(ctx, trust.Caller{}, tc.typ, []abi.ValidateRequest{{Properties: tc.props}})
@@ -357,6 +383,7 @@ func TestHostRefusals(t *testing.T) {
 	}{
 		{"ini_setting", map[string]any{"path": link, "section": "s", "setting": "k", "value": "v"}},
 		{"file_line", map[string]any{"path": link, "line": "l"}},
+		{"sysctl_conf", map[string]any{"path": link, "key": "k", "value": "v"}},
 	} {
 		t.Run(tc.typ+" a symlink planted in the grant", func(t *testing.T) {
 			res, err := h.Apply(ctx, trust.Caller{Grants: trust.Chain{trust.All()}}, abi.Request{Type: tc.typ, Name: "t", Properties: tc.props})
@@ -377,6 +404,7 @@ func TestHostRefusals(t *testing.T) {
 	}{
 		{"ini_setting", map[string]any{"path": target, "section": "s", "setting": "k", "value": "v"}},
 		{"file_line", map[string]any{"path": target, "line": "l"}},
+		{"sysctl_conf", map[string]any{"path": target, "key": "k", "value": "v"}},
 	} {
 		t.Run(tc.typ+" outside the grant", func(t *testing.T) {
 			res, err := h.Apply(ctx, trust.Caller{Grants: grant}, abi.Request{Type: tc.typ, Name: "t", Properties: tc.props})
@@ -421,7 +449,7 @@ func vendorTree(t *testing.T, built string) (tree, root string) {
 	if err := os.MkdirAll(filepath.Join(tree, "vendor", "plugins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []string{"file_line", "ini_setting"} {
+	for _, typ := range []string{"file_line", "ini_setting", "sysctl_conf"} {
 		if err := os.WriteFile(filepath.Join(tree, "vendor", "plugins", typ+".wasm"), readWasm(t, built, typ), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -531,5 +559,61 @@ func TestVendorManifest(t *testing.T) {
 		if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s was written (%v)", outside, err)
 		}
+	})
+}
+
+// TestVendorManifestRust runs the Rust example from examples/vendor through
+// the ccm binary: converged with a correct sha256 pin, refused with a wrong
+// one, and a write outside the vendor's grant refused.
+func TestVendorManifestRust(t *testing.T) {
+	built := examples(t)
+	tree, root := vendorTree(t, built)
+	conf := filepath.Join(root, "app", "sysctl.conf")
+	apply := func(t *testing.T, wantCode int) string {
+		t.Helper()
+		args := []string{"apply", filepath.Join(tree, "manifest.yaml"), "--data", "root=" + root, "--detailed-exitcodes"}
+		res := ccmtest.Run(t, tree, nil, args...)
+		if res.Code != wantCode {
+			t.Fatalf("ccm %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.Code, wantCode, res.Stdout, res.Stderr)
+		}
+		return res.Stdout + res.Stderr
+	}
+	sum := sha256File(t, filepath.Join(tree, "vendor", "plugins", "sysctl_conf.wasm"))
+	editVendor(t, tree, "    - plugins/sysctl_conf.wasm\n", "    - path: plugins/sysctl_conf.wasm\n      sha256: "+sum+"\n")
+
+	t.Run("converge with a correct pin", func(t *testing.T) {
+		out := apply(t, 2)
+		checkFile(t, conf, ptr("net.core.somaxconn = 4096\n"), 0o644)
+		for _, want := range []string{"sysctl_conf#agent-backlog changed", "set net.core.somaxconn = 4096 in " + conf} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		apply(t, 0)
+	})
+	t.Run("a wrong pin", func(t *testing.T) {
+		bad := strings.Repeat("0", 64)
+		editVendor(t, tree, sum, bad)
+		defer editVendor(t, tree, bad, sum)
+		if err := os.WriteFile(conf, []byte("net.core.somaxconn = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := apply(t, 4)
+		if want := "sysctl_conf.wasm: sha256 mismatch: pinned " + bad; !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+		checkFile(t, conf, ptr("net.core.somaxconn = 1\n"), 0o644)
+	})
+	t.Run("a write outside the grant is refused", func(t *testing.T) {
+		outside := filepath.Join(root, "sysctl.conf")
+		editVendor(t, tree, "    - sysctl_conf:\n", "    - sysctl_conf:\n        - escape:\n            path: "+outside+"\n            key: kernel.panic\n            value: 1\n")
+		out := apply(t, 6) // the edited file is set back, and a failure
+		if want := "denied: fs_write not granted for " + outside; !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+		if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was written (%v)", outside, err)
+		}
+		checkFile(t, conf, ptr("net.core.somaxconn = 4096\n"), 0o644)
 	})
 }
