@@ -34,6 +34,7 @@ type applyOptions struct {
 	factsFile         string
 	grantsFile        string
 	hiera             string
+	remote            remoteOptions
 }
 
 func newApplyCommand() *cobra.Command {
@@ -41,7 +42,8 @@ func newApplyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply MANIFEST",
 		Short: "Apply a manifest: converge every resource it declares, in order",
-		Long: `Apply loads MANIFEST (YAML or JSON), resolves its data and templates, checks every
+		Long: `Apply loads MANIFEST (a YAML or JSON file, or a bundle from https://... or
+obj://BUCKET/KEY, see docs/remote.md), resolves its data and templates, checks every
 resource with its plugin, then applies the resources in declaration order and
 prints one line per resource and a run summary.
 
@@ -69,11 +71,14 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
   # show what would be applied: data, defaults and templates resolved, children included
   ccm apply site.yaml --render
 
+  # a signed vendor bundle from a NATS object store, pinned
+  ccm apply obj://VENDOR/site.tar.gz --sha256 3b1f... --trusted-keys /etc/ccm/trusted.keys
+
   # machine-readable result
   ccm apply site.yaml --json | jq .summary`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("apply takes exactly one MANIFEST (a YAML or JSON file), got %d arguments; see ccm apply --help", len(args))
+				return fmt.Errorf("apply takes exactly one MANIFEST (a YAML or JSON file, or an https:// or obj:// bundle), got %d arguments; see ccm apply --help", len(args))
 			}
 			return nil
 		},
@@ -86,7 +91,7 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.BoolVar(&o.monitorOnly, "monitor-only", false, "run health checks only, apply nothing")
 	f.StringArrayVar(&o.data, "data", nil, "data `KEY=VALUE` or a YAML/JSON FILE, merged over every manifest's data (repeatable)")
 	f.StringArrayVar(&o.data, "data-file", nil, "alias of --data FILE")
-	f.StringVar(&o.hiera, "hiera", os.Getenv("CCM_HIERA_DATA"), "Hiera `SRC` (path, file:// or http(s):// URL) resolved against the facts and merged over every manifest's data, under --data (default $CCM_HIERA_DATA)")
+	f.StringVar(&o.hiera, "hiera", os.Getenv("CCM_HIERA_DATA"), "Hiera `SRC` (path, file://, http(s):// URL or kv://BUCKET/KEY) resolved against the facts and merged over every manifest's data, under --data (default $CCM_HIERA_DATA)")
 	f.StringArrayVar(&o.factKV, "fact", nil, "extra fact `KEY=VALUE` (dotted keys nest; repeatable; wins over --facts)")
 	f.StringVar(&o.factsFile, "facts", "", "YAML/JSON `FILE` of extra facts")
 	f.StringVar(&o.grantsFile, "grants", "", "YAML/JSON `FILE` with the root scope's grant (fs_read, fs_write, exec, net, users); default: everything")
@@ -102,6 +107,7 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	o.color = "auto"
 	f.Var(&o.color, "color", "colour output: auto, always or never (NO_COLOR is honoured)")
 	_ = f.MarkHidden("data-file")
+	o.remote.addFlags(f, true)
 	return cmd
 }
 
@@ -127,6 +133,11 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 			return &exitError{exitUsage, err}
 		}
 	}
+	fetcher, err := o.remote.fetcher() // remote.go
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer fetcher.Close()
 	external, err := data.ParseAssignments(o.data)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -135,7 +146,7 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		// Precedence at every level: child's own < apply data < --hiera <
 		// --data, so --data is a layer over the resolved Hiera data and
 		// may satisfy its @require.
-		src, err := data.LoadSource(ctx, o.hiera)
+		src, err := loadHieraSource(ctx, o.hiera, fetcher)
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("--hiera: %w", err)}
 		}
@@ -193,6 +204,9 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		Grants:             grants,
 		Reporter:           reporter,
 		Diff:               o.diffMode(),
+		Remote:             remoteHook(fetcher),
+		KVGet:              kvGetHook(fetcher),
+		RootPin:            o.remote.sha256,
 	})
 	if o.render {
 		docs, err := eng.Render(ctx, path)

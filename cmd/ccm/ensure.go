@@ -15,6 +15,7 @@ import (
 	"github.com/ccm-dev/ccm/runtime/facts"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/sessionstore"
+	"github.com/ccm-dev/ccm/runtime/source"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
 )
@@ -78,7 +79,7 @@ and expressions.`,
 	f.StringVar(&g.hiera, "hiera", "", "Hiera `SRC` (path or http(s):// URL) whose data templates see (default .hiera if present, or $CCM_HIERA_DATA)")
 	f.BoolVar(&g.readEnv, "read-env", true, "read ./.env into Environ")
 	f.BoolVar(&g.noEnv, "no-read-env", false, "do not read ./.env")
-	f.StringVar(&g.natsContext, "context", "CCM", "NATS context `NAME` (accepted for compatibility; this version has no NATS features)")
+	f.StringVar(&g.natsContext, "context", "", "NATS context `NAME` or absolute path of a context file, for --hiera kv:// and kvGet (default $NATS_CONTEXT, else CCM)")
 	f.BoolVar(&g.detailed, "detailed-exitcodes", false, "exit 0 no change, 2 changed, 4 failed")
 	f.StringVar(&g.grantsFile, "grants", "", "YAML/JSON `FILE` with the grant (as ccm apply --grants); needed e.g. for an exec environment variable that loads code (env)")
 	g.color = "auto"
@@ -114,9 +115,13 @@ type ensureRun struct {
 	store   *sessionstore.Store
 	eng     *engine.Engine
 	plugins *host.Host
+	nats    *source.Fetcher // kvGet (remote.go)
 }
 
 func (r *ensureRun) close() {
+	if r.nats != nil {
+		r.nats.Close()
+	}
 	if r.plugins != nil {
 		r.plugins.Close(context.Background())
 	}
@@ -177,7 +182,7 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 		return nil, err
 	}
 	if name, optional := g.hieraSource(); name != "" {
-		b, err := data.LoadSource(ctx, name)
+		b, err := loadHieraFrom(ctx, name, g.natsContext) // remote.go
 		if err != nil && !(optional && errors.Is(err, os.ErrNotExist)) {
 			return nil, fmt.Errorf("--hiera: %w", err)
 		}
@@ -207,6 +212,7 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 		}
 		grants = trust.Chain{gr}
 	}
+	r.nats = source.New(source.Options{Context: g.natsContext})
 	r.eng = engine.New(engine.Options{
 		Grants:       grants,
 		Plugins:      r.plugins,
@@ -216,6 +222,7 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 		Noop:         g.noop,
 		Reporter:     reporter,
 		Session:      ss,
+		KVGet:        kvGetHook(r.nats),
 	})
 	return r, nil
 }

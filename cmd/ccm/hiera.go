@@ -75,6 +75,7 @@ type hieraParseOptions struct {
 	dataFile  string
 	env       bool
 	envPrefix string
+	context   string // NATS context for kv:// (remote.go)
 }
 
 func newHieraParseCommand() *cobra.Command {
@@ -86,8 +87,9 @@ func newHieraParseCommand() *cobra.Command {
 		Long: `Parse resolves a Hiera document (a YAML/JSON map with data, hierarchy and
 overrides; a manifest works too) and prints the resulting data as JSON.
 
-INPUT is a path, a file:// path or an http(s):// URL (user:pass@ gives basic
-auth). It may be omitted when $HIERA_INPUT is set; then every argument is a fact.
+INPUT is a path, a file:// path, an http(s):// URL (user:pass@ gives basic
+auth) or kv://BUCKET/KEY (NATS, see --context and docs/remote.md).
+It may be omitted when $HIERA_INPUT is set; then every argument is a fact.
 
 Facts, later winning: system and custom facts < -E < --facts < KEY=VALUE
 arguments. Data overrides, --data-file then -D, are merged after resolution;
@@ -115,6 +117,7 @@ then the data annotations (@require, @validate) are checked.`,
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.data, "data", "D", nil, "override data `KEY=VALUE` (a string; dotted keys nest; repeatable)")
 	f.StringVar(&o.dataFile, "data-file", "", "YAML/JSON `FILE` of override data (-D wins over it)")
+	f.StringVar(&o.context, "context", "", "NATS context `NAME` or absolute path of a context file, for kv:// (default $NATS_CONTEXT, else CCM)")
 	f.BoolVar(&o.env, "env", false, "print PREFIX_KEY=value lines, sorted (non-scalars as JSON)")
 	f.StringVar(&o.envPrefix, "env-prefix", "HIERA", "`PREFIX` of --env variable names")
 	return cmd
@@ -159,7 +162,7 @@ func (o *hieraParseOptions) run(cmd *cobra.Command, input string, kv []string) e
 		return &exitError{exitUsage, err}
 	}
 	layers = append(layers, cli)
-	src, err := data.LoadSource(cmd.Context(), input)
+	src, err := loadHieraFrom(cmd.Context(), input, o.context) // remote.go
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

@@ -57,5 +57,6 @@ touch the host only through host calls checked against a capability grant.`,
 	root.AddCommand(newEnsureCommand())
 	root.AddCommand(newSessionCommand())
 	root.AddCommand(newPluginCommand())
+	root.AddCommand(newBundleCommand()) // bundle.go
 	return root
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ccm-dev/ccm/runtime/bundle"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/trust"
 )
@@ -23,6 +24,7 @@ type applySpec struct {
 	data            map[string]any
 	grants          *trust.Grant
 	limits          trust.Limits
+	pin             string // sha256 of a remote child bundle
 }
 
 // parseApply checks an apply resource's properties (already expanded).
@@ -55,6 +57,9 @@ func parseApply(props map[string]any, dir string) (*applySpec, error) {
 			spec.grants, err = parseGrant(v, dir)
 		case "limits":
 			spec.limits, err = trust.DecodeLimits(v)
+		case "sha256":
+			s, _ := v.(string)
+			spec.pin, err = bundle.ParsePin(s)
 		default:
 			unknown = append(unknown, k)
 		}
@@ -64,7 +69,7 @@ func parseApply(props map[string]any, dir string) (*applySpec, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("unknown apply properties %s; apply accepts ensure, noop, health_check_only, allow_apply, data, grants and limits", strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("unknown apply properties %s; apply accepts ensure, noop, health_check_only, allow_apply, data, grants, limits and sha256", strings.Join(unknown, ", "))
 	}
 	return spec, nil
 }
@@ -93,7 +98,7 @@ func parseGrant(v any, dir string) (*trust.Grant, error) {
 func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) {
 	spec := r.apply
 	ev.FinalEnsure = "present"
-	child, err := e.childScope(s, r)
+	child, err := e.childScope(ctx, s, r)
 	ev.Noop = child.noop
 	ev.HealthCheckOnly = child.healthCheckOnly
 	if err != nil {
@@ -124,7 +129,7 @@ func (e *Engine) runApply(ctx context.Context, s scope, p *plan, r *resource, ev
 // childScope narrows s for the child of apply resource r: the child's own
 // directory, one level deeper, noop and health-check-only only ever added,
 // grants intersected, limits only ever lowered. It fails past MaxDepth, before the child is read.
-func (e *Engine) childScope(s scope, r *resource) (scope, error) {
+func (e *Engine) childScope(ctx context.Context, s scope, r *resource) (scope, error) {
 	spec := r.apply
 	child := scope{
 		file:            resolvePath(s.dir, r.name),
@@ -145,5 +150,36 @@ func (e *Engine) childScope(s scope, r *resource) (scope, error) {
 	if child.depth > MaxDepth {
 		return child, fmt.Errorf("maximum apply depth of %d exceeded: %s would run at level %d", MaxDepth, e.display(child.file), child.depth)
 	}
-	return child, nil
+	return child, e.childSource(ctx, s, r, &child)
+}
+
+// childSource fetches the bundle of a remote child (checked against the
+// parent's net grant and the apply's sha256 pin) or keeps a relative child
+// of a bundle inside that bundle.
+func (e *Engine) childSource(ctx context.Context, s scope, r *resource, child *scope) error {
+	switch {
+	case isRemote(r.name):
+		if e.opts.Remote == nil {
+			return fmt.Errorf("child manifest %s: remote manifests are not enabled", r.name)
+		}
+		file, root, err := e.opts.Remote(ctx, r.name, r.apply.pin, s.grants)
+		if err != nil {
+			return err
+		}
+		e.remember(root, r.name)
+		child.file, child.dir, child.bundle = file, filepath.Dir(file), root
+		// The bundle was fetched and verified by the host for this apply;
+		// its manifest is read whatever the parent's fs_read says.
+		child.readGrants = nil
+	case r.apply.pin != "":
+		return fmt.Errorf("sha256 pins a remote bundle (https://, obj://); %s is a local file", r.name)
+	case s.bundle != "":
+		rel, err := filepath.Rel(s.bundle, child.file)
+		if filepath.IsAbs(r.name) || err != nil || !filepath.IsLocal(rel) {
+			return fmt.Errorf("child manifest %s: a manifest of a remote bundle may only apply files inside its bundle or other remote bundles", r.name)
+		}
+		child.bundle = s.bundle
+		child.readGrants = nil
+	}
+	return nil
 }

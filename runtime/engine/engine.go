@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strings"
 
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 	"github.com/ccm-dev/ccm/runtime/session"
@@ -35,6 +37,19 @@ type Options struct {
 	// too (apply --diff), DiffNever always but hidden, "content changed
 	// (diff hidden)" (--no-diff).
 	Diff DiffMode
+	// Remote fetches, verifies and extracts the bundle a remote manifest
+	// name (https://, obj://) names, for the root manifest and for apply
+	// resources (docs/remote.md); pin is a sha256 pin or "", grants the
+	// naming scope's (its net grant decides which hosts and buckets it
+	// may reach). It returns the extracted manifest and the bundle's
+	// root directory. nil: remote names are refused.
+	Remote func(ctx context.Context, name, pin string, grants trust.Chain) (manifest, root string, err error)
+	// KVGet answers templates' kvGet(bucket, key) for a scope with these
+	// grants (its net grant decides which buckets it may read); nil:
+	// kvGet is not supported.
+	KVGet func(ctx context.Context, bucket, key string, grants trust.Chain) (string, error)
+	// RootPin is the sha256 pin of a remote root manifest (apply --sha256).
+	RootPin string
 }
 
 // DiffMode is Options.Diff.
@@ -61,6 +76,9 @@ type Engine struct {
 	// noopChanged holds the types of the resources that would have changed
 	// the host so far in noop, for abi.Request.AfterChanges.
 	noopChanged map[string]bool
+	// bundles names the remote bundles fetched, by extracted root
+	// directory, for display.
+	bundles map[string]string
 }
 
 // New returns an engine. It panics if opts.Plugins is nil: that is a wiring
@@ -100,12 +118,13 @@ func (r *Result) Changed() bool { return r.Summary.Changed > 0 }
 // manifest could not be loaded and nothing was changed (exit status 2);
 // resource failures are in the Result (exit status 1).
 func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
-	abs, err := filepath.Abs(path)
+	abs, bundleRoot, err := e.rootManifest(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
+		return nil, err
 	}
 	e.rootDir = filepath.Dir(abs)
 	root := scope{
+		bundle:          bundleRoot,
 		file:            abs,
 		dir:             filepath.Dir(abs),
 		noop:            e.opts.Noop,
@@ -129,8 +148,54 @@ func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
 // display shortens a manifest path for logs: relative to the root manifest's
 // directory when it lies below it.
 func (e *Engine) display(file string) string {
+	for root, name := range e.bundles {
+		if rel, err := filepath.Rel(root, file); err == nil && filepath.IsLocal(rel) {
+			return name + "!/" + filepath.ToSlash(rel)
+		}
+	}
 	if rel, err := filepath.Rel(e.rootDir, file); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}
 	return file
+}
+
+// rootManifest is the absolute path of the root manifest, fetched first
+// when path is a remote name, and the bundle it lies in.
+func (e *Engine) rootManifest(ctx context.Context, path string) (file, bundle string, err error) {
+	if isRemote(path) {
+		if e.opts.Remote == nil {
+			return "", "", fmt.Errorf("manifest %s: remote manifests are not enabled", path)
+		}
+		file, root, err := e.opts.Remote(ctx, path, e.opts.RootPin, nil) // the operator named it
+		e.remember(root, path)
+		return file, root, err
+	}
+	if e.opts.RootPin != "" {
+		return "", "", fmt.Errorf("manifest %s: a sha256 pin applies to a remote bundle (https://, obj://), not a local file", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return abs, "", nil
+}
+
+// isRemote reports whether an apply name is a remote bundle (runtime/source).
+func isRemote(name string) bool {
+	return strings.HasPrefix(name, "https://") || strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "obj://")
+}
+
+// remember records that root holds the bundle name names (its password
+// redacted), for display.
+func (e *Engine) remember(root, name string) {
+	if root == "" {
+		return
+	}
+	if u, err := url.Parse(name); err == nil {
+		name = u.Redacted()
+	}
+	if e.bundles == nil {
+		e.bundles = map[string]string{}
+	}
+	e.bundles[root] = name
 }

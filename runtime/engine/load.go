@@ -118,7 +118,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	if err != nil {
 		return nil, err
 	}
-	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), NoEnviron: s.confined(), Dir: s.dir, ReadFile: e.templateReader(ctx, s)})
+	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), NoEnviron: s.confined(), Dir: s.dir, ReadFile: e.templateReader(ctx, s), KVGet: e.kvGet(ctx, s)})
 	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x, plugins: declared}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)
@@ -397,7 +397,24 @@ func resolvePath(dir, p string) string {
 // reach what its plugins may not.
 func (e *Engine) templateReader(ctx context.Context, s scope) func(string) ([]byte, error) {
 	caller := trust.Caller{Manifest: s.file, Grants: s.grants, Mode: trust.ModeStatus}
+	own := caller
+	own.Grants = nil
 	return func(path string) ([]byte, error) {
+		// A remote bundle's own files (verified, link-free) are the
+		// scope's to read whatever its fs_read grant says.
+		if s.bundle != "" && filepath.IsAbs(path) {
+			if rel, err := filepath.Rel(s.bundle, filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
+				return e.opts.Plugins.ReadFile(ctx, own, path)
+			}
+		}
 		return e.opts.Plugins.ReadFile(ctx, caller, path)
 	}
+}
+
+// kvGet is templates' kvGet in scope s (Options.KVGet).
+func (e *Engine) kvGet(ctx context.Context, s scope) func(bucket, key string) (string, error) {
+	if e.opts.KVGet == nil {
+		return nil
+	}
+	return func(bucket, key string) (string, error) { return e.opts.KVGet(ctx, bucket, key, s.grants) }
 }

@@ -55,6 +55,13 @@ func (e *Engine) declare(ctx context.Context, s scope, refs []manifest.PluginRef
 		info abi.PluginInfo
 		err  error
 	}
+	if s.bundle != "" {
+		for i, ref := range refs {
+			if ref.SHA256 == "" {
+				return nil, fmt.Errorf("%s:%d: ccm.plugins[%d]: plugin %s has no sha256 pin; a remote bundle's plugins must be pinned", e.display(s.file), ref.Line, i, ref.Path)
+			}
+		}
+	}
 	regs := make([]registration, len(refs))
 	// The files are read through this manifest's own grant, and described
 	// under its limits.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -29,12 +28,12 @@ type Rendered struct {
 // order a run would reach them. Nothing is applied. A child that cannot be
 // loaded is an error here, since the point is to show what would run.
 func (e *Engine) Render(ctx context.Context, path string) ([]Rendered, error) {
-	abs, err := filepath.Abs(path)
+	abs, bundleRoot, err := e.rootManifest(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
+		return nil, err
 	}
 	e.rootDir = filepath.Dir(abs)
-	root := scope{file: abs, dir: filepath.Dir(abs), noop: e.opts.Noop, healthCheckOnly: e.opts.HealthCheckOnly, grants: e.opts.Grants, allowApply: true}
+	root := scope{file: abs, dir: filepath.Dir(abs), noop: e.opts.Noop, healthCheckOnly: e.opts.HealthCheckOnly, grants: e.opts.Grants, allowApply: true, bundle: bundleRoot}
 	var out []Rendered
 	err = e.render(ctx, root, nil, &out)
 	return out, err
@@ -55,7 +54,7 @@ func (e *Engine) render(ctx context.Context, s scope, passed map[string]any, out
 		if res.typ != applyType {
 			continue
 		}
-		child, err := e.childScope(s, res)
+		child, err := e.childScope(ctx, s, res)
 		if err != nil {
 			return p.where(res, "%v", err)
 		}

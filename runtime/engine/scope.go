@@ -27,6 +27,10 @@ type scope struct {
 	// (this one's own entry is added when it loads): an apply of any of
 	// them is a cycle.
 	ancestry []ancestor
+	// bundle is the root directory of the remote bundle this manifest
+	// came from ("" for a local manifest): its relative apply names must
+	// stay inside it.
+	bundle string
 }
 
 // confined reports whether grants narrow this scope (an apply's grants or

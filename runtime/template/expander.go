@@ -23,6 +23,10 @@ type Env struct {
 	// grants sees no environment), so that a missing variable's error
 	// says why rather than suggesting a typo.
 	NoEnviron bool
+	// KVGet answers kvGet(bucket, key) (CCM's, docs/remote.md): a NATS
+	// key-value value as a string, an error for a missing key. nil: kvGet
+	// fails with ErrNotSupported.
+	KVGet func(bucket, key string) (string, error)
 }
 
 // maxDepth bounds template() recursion: a .templ file that includes itself

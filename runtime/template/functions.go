@@ -55,13 +55,34 @@ func (x *Expander) newEnv(depth int) *exprEnv {
 		File:     x.readFileFn,
 		Template: func(args ...any) (any, error) { return x.templateFn(depth, args) },
 		Jet:      func(args ...any) (any, error) { return x.jetFn(depth, args) },
-		KVGet: func(...any) (any, error) {
-			return nil, fmt.Errorf("kvGet: NATS key-value lookups are %w", ErrNotSupported)
-		},
+		KVGet:    x.kvGetFn,
 		Registrations: func(...any) (any, error) {
 			return nil, fmt.Errorf("registrations: NATS registrations are %w", ErrNotSupported)
 		},
 	}
+}
+
+// kvGetFn is kvGet(bucket, key), with CCM's argument checks.
+func (x *Expander) kvGetFn(args ...any) (any, error) {
+	if x.env.KVGet == nil {
+		return nil, fmt.Errorf("kvGet: NATS key-value lookups are %w", ErrNotSupported)
+	}
+	if len(args) != 2 {
+		return nil, fmt.Errorf("kvGet requires 2 string arguments: bucket, key")
+	}
+	var s [2]string
+	for i, a := range args {
+		v, ok := a.(string)
+		if !ok {
+			return nil, fmt.Errorf("kvGet argument %d must be a string", i+1)
+		}
+		s[i] = v
+	}
+	v, err := x.env.KVGet(s[0], s[1])
+	if err != nil {
+		return nil, fmt.Errorf("kvGet: %w", err)
+	}
+	return v, nil
 }
 
 // lookupFn is lookup(path) / lookup(path, default).
