@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func BenchmarkCompileCold(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cp, err := h.compile(ctx, "probe", probeWasm)
+		cp, err := h.compile(ctx, "probe", probeWasm, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func BenchmarkCompileCached(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cp, err := h.compile(ctx, "probe", probeWasm)
+		cp, err := h.compile(ctx, "probe", probeWasm, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -182,11 +183,19 @@ func BenchmarkApplyOneHostCallKernel(b *testing.B) {
 // BenchmarkApplyBatch is one ccm_apply_batch of 64 resources, each making
 // one ccm_fs_stat with checksum, over each transport; ns/resource is what a
 // resource of a batch costs.
+//
+// "builtin" is stdio with the probe served as a built-in (WithBuiltins):
+// no per-loop termination check (trusted.go).
 func BenchmarkApplyBatch(b *testing.B) {
-	for _, tr := range []string{"stdio", "kernel"} {
+	for _, tr := range []string{"stdio", "kernel", "builtin"} {
 		b.Run(tr, func(b *testing.B) {
 			ctx := context.Background()
-			h := newProbeHost(b, Limits{})
+			var h *Host
+			if tr == "builtin" {
+				h = newBuiltinProbeHost(b)
+			} else {
+				h = newProbeHost(b, Limits{})
+			}
 			if tr == "kernel" {
 				hideExport(b, h, abi.ExportStdio)
 			}
@@ -213,6 +222,19 @@ func BenchmarkApplyBatch(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/resource")
 		})
 	}
+}
+
+// newBuiltinProbeHost serves the probe as a built-in.
+func newBuiltinProbeHost(b *testing.B) *Host {
+	b.Helper()
+	dir := b.TempDir()
+	mustWrite(b, filepath.Join(dir, "probe.wasm"), string(probeWasm), 0o644)
+	h, err := New(WithBuiltins(os.DirFS(dir)), WithCacheDir(testCacheDir()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
 }
 
 // BenchmarkValidateBatch is one ccm_validate_batch of 2000 file-like

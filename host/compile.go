@@ -15,18 +15,23 @@ import (
 // retried without the persistent cache: when that works, the cache was at
 // fault, and its entries are wiped so the next run rebuilds them. Only a
 // module that does not compile at all is an error, and it wipes nothing.
-func (h *Host) compile(ctx context.Context, typ string, wasm []byte) (*extism.CompiledPlugin, error) {
-	cp, err := h.newCompiled(ctx, wasm, h.cache)
-	if err == nil || h.cacheDir == "" || ctx.Err() != nil {
+//
+// A trusted module (WithBuiltins) is compiled without the per-loop
+// termination check (trusted.go); wazero keys compiled code by the module's
+// bytes and that flag, so both kinds share one cache.
+func (h *Host) compile(ctx context.Context, typ string, wasm []byte, trusted bool) (*extism.CompiledPlugin, error) {
+	dir := h.cacheDir
+	cp, err := h.newCompiled(ctx, wasm, h.cache, !trusted)
+	if err == nil || dir == "" || ctx.Err() != nil {
 		return cp, wrapCompile(typ, err)
 	}
-	cp, err2 := h.newCompiled(ctx, wasm, wazero.NewCompilationCache())
+	cp, err2 := h.newCompiled(ctx, wasm, wazero.NewCompilationCache(), !trusted)
 	if err2 != nil {
 		return nil, wrapCompile(typ, err2)
 	}
-	warning := fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it and wiped its entries", h.cacheDir, typ, err)
-	if werr := wipeCache(h.cacheDir); werr != nil {
-		warning = fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it, and wiping it failed too: %w", h.cacheDir, typ, err, werr)
+	warning := fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it and wiped its entries", dir, typ, err)
+	if werr := wipeCache(dir); werr != nil {
+		warning = fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it, and wiping it failed too: %w", dir, typ, err, werr)
 	}
 	h.mu.Lock()
 	h.cacheWarning = warning
@@ -42,12 +47,13 @@ func wrapCompile(typ string, err error) error {
 }
 
 // newCompiled compiles wasm into its own wazero runtime (Extism keeps one
-// runtime per compiled plugin); cache is shared by all of them.
-func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*extism.CompiledPlugin, error) {
+// runtime per compiled plugin); cache is shared by all of them. check is
+// false only for the trusted built-ins (trusted.go).
+func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.CompilationCache, check bool) (*extism.CompiledPlugin, error) {
 	// CloseOnContextDone is what lets a deadline stop a guest loop; without it
 	// a runaway guest cannot be interrupted (docs/plugins.md).
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(check).
 		WithMemoryLimitPages(h.limits.MemoryPages).
 		WithCompilationCache(cache)
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}}

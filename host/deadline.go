@@ -17,6 +17,8 @@ type deadline struct {
 	mu    sync.Mutex
 	at    time.Time
 	timer *time.Timer
+	// moved, when set, learns each new deadline (a built-in's backstop).
+	moved func(at time.Time)
 }
 
 // limitError is the cause of a call's context when one of the Limits ended
@@ -47,6 +49,9 @@ func (d *deadline) extend(delta time.Duration) {
 	defer d.mu.Unlock()
 	d.at = d.at.Add(delta)
 	d.timer.Reset(time.Until(d.at))
+	if d.moved != nil {
+		d.moved(d.at)
+	}
 }
 
 // stop releases the timer and the context.

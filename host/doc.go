@@ -75,13 +75,14 @@
 //
 // Measured on a 2-core VM (see bench_test.go and scripts/bench-apply.sh):
 //
-//   - The guest's own code dominates: WithCloseOnContextDone, which is what
-//     stops a runaway guest, makes wazero v1.12 leave the wasm code for Go at
-//     every loop header, and a Go guest jumps through its function's loop
-//     header at every branch. A stable 2000-file apply takes 1.2 s with it
-//     and 0.65 s without (upstream wazero PRs #2524 and #2533 make the
-//     check inline). Guests from LLVM (TinyGo, Rust, C) use wasm loops only
-//     for loops.
+//   - WithCloseOnContextDone, which is what stops a runaway guest, makes
+//     wazero v1.12 leave the wasm code for Go at every loop header, and a Go
+//     guest jumps through its function's loop header at every branch: about
+//     half of a stable apply's time. The built-ins (WithBuiltins) run without
+//     it, bounded by a context check in every host call and a watchdog
+//     (trusted.go); every other module keeps it (upstream wazero PRs #2524
+//     and #2533 make the check inline). Guests from LLVM (TinyGo, Rust, C)
+//     use wasm loops only for loops.
 //   - Each Extism call costs about 100 µs whatever it does (CallWithContext
 //     looks up and calls 7 kernel functions, each with a fresh wazero stack
 //     and a watchdog goroutine), hence ccm_apply_batch and

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -24,13 +25,20 @@ var SupportedABIs = []int{1}
 // safe for concurrent use (calls to one type are serialised on that type's
 // instance, different types run in parallel).
 type Host struct {
-	limits    Limits
-	sources   []source
-	cacheDir  string // "" = no persistent cache
-	cache     wazero.CompilationCache
-	hostFuncs []extism.HostFunction
-	names     nameCache
-	locks     runLocks // run lock files (lock.go)
+	limits   Limits
+	sources  []source
+	cacheDir string // "" = no persistent cache
+	cache    wazero.CompilationCache
+	// stuck is what happens to a built-in call still running stuckGrace
+	// after its context ended (trusted.go); tests replace it.
+	stuck      func(typ, export string, grace time.Duration, cause error)
+	stuckGrace time.Duration
+	// backstopAfter is when, after stuckGrace, an OS timer aborts the
+	// process in case the watchdog itself cannot run (trusted.go).
+	backstopAfter time.Duration
+	hostFuncs     []extism.HostFunction
+	names         nameCache
+	locks         runLocks // run lock files (lock.go)
 
 	mu           sync.Mutex
 	plugins      map[string]*plugin // by id: the type name, or type@sum for a registered file
@@ -77,10 +85,13 @@ func New(opts ...Option) (*Host, error) {
 	}
 	extismLogLevel.Do(func() { extism.SetLogLevel(extism.LogLevelDebug) })
 	h := &Host{
-		limits:  limits,
-		sources: append(slices.Clip(c.sources), c.dirs...),
-		plugins: make(map[string]*plugin),
-		bySum:   make(map[string]*plugin),
+		limits:        limits,
+		sources:       append(slices.Clip(c.sources), c.dirs...),
+		plugins:       make(map[string]*plugin),
+		bySum:         make(map[string]*plugin),
+		stuck:         exitStuck,
+		stuckGrace:    defaultStuckGrace,
+		backstopAfter: defaultBackstopAfter,
 	}
 	var err error
 	h.cache, err = openCache(dir)
@@ -125,7 +136,8 @@ func (h *Host) plugin(typ string) (*plugin, error) {
 // from ("built-in" or the file). Built-in sources are searched in order, the
 // first wins; an operator directory may not provide a type that a built-in
 // or another operator directory provides too (an error naming both).
-func (h *Host) module(typ string) (wasm []byte, origin string, err error) {
+// trusted is true when the module comes from WithBuiltins.
+func (h *Host) module(typ string) (wasm []byte, origin string, trusted bool, err error) {
 	var origins []string
 	for _, s := range h.sources {
 		_, isDir := s.(dirSource)
@@ -137,20 +149,21 @@ func (h *Host) module(typ string) (wasm []byte, origin string, err error) {
 			continue
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("read plugin module for type %q: %w", typ, err)
+			return nil, "", false, fmt.Errorf("read plugin module for type %q: %w", typ, err)
 		}
 		origins = append(origins, s.origin(typ))
 		if wasm == nil {
+			_, trusted = s.(builtinSource)
 			wasm, origin = b, s.origin(typ)
 		}
 	}
 	if len(origins) > 1 {
-		return nil, "", shadowError(typ, origins[0], origins[1])
+		return nil, "", false, shadowError(typ, origins[0], origins[1])
 	}
 	if wasm == nil {
-		return nil, "", fmt.Errorf("resource type %q: %w: no plugin provides it (plugin types here: %s)", typ, hostapi.ErrUnknownType, strings.Join(h.types(), ", "))
+		return nil, "", false, fmt.Errorf("resource type %q: %w: no plugin provides it (plugin types here: %s)", typ, hostapi.ErrUnknownType, strings.Join(h.types(), ", "))
 	}
-	return wasm, origin, nil
+	return wasm, origin, trusted, nil
 }
 
 // shadowError refuses a second provider of typ in the root scope.
@@ -202,6 +215,7 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
 		}
 	}
+
 	return errors.Join(errs...)
 }
 
@@ -229,6 +243,9 @@ func (m mapSource) module(typ string) ([]byte, error) {
 }
 
 type fsSource struct{ fsys fs.FS }
+
+// builtinSource holds the modules compiled into ccm (WithBuiltins).
+type builtinSource struct{ fsSource }
 
 func (s fsSource) types() []string {
 	names, _ := fs.Glob(s.fsys, "*.wasm")

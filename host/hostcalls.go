@@ -117,6 +117,12 @@ func (h *Host) hostFunctions() []extism.HostFunction {
 // the response; 0 when even that cannot be written (the guest reports it).
 // An offset marked abi.StdioCall is a request on the stdio transport.
 func serveHostCall(ctx context.Context, table map[string]handler, call string, offset uint64) uint64 {
+	if ctx.Err() != nil {
+		// The call is over (deadline, limit, signal). A checked guest is
+		// being closed already; a built-in, which runs without the check
+		// (trusted.go), is stopped here: the panic becomes the call's error.
+		panic(fmt.Errorf("host call %s after the plugin call ended: %w", call, context.Cause(ctx)))
+	}
 	st := callStateFrom(ctx)
 	if st != nil && !st.countCall() {
 		return 0 // no answer: the call is over (see countCall)

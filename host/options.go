@@ -138,6 +138,20 @@ func WithFS(fsys fs.FS) Option {
 	return func(c *config) { c.sources = append(c.sources, fsSource{fsys}) }
 }
 
+// WithBuiltins provides the plugin modules compiled into ccm itself, like
+// WithFS. They are trusted code: they run without wazero's per-loop
+// termination check, which costs a Go guest about half its time. A built-in
+// is still stopped at its deadline when it makes a host call, and one stuck
+// in a pure guest loop past its deadline ends the process with a bug
+// report (trusted.go, docs/performance.md). Never pass a module ccm did not
+// build: any other module goes through WithFS, WithModules or a plugin
+// directory, and keeps the check.
+func WithBuiltins(fsys fs.FS) Option {
+	return func(c *config) {
+		c.sources = append(c.sources, builtinSource{fsSource{fsys}})
+	}
+}
+
 // WithLimits sets the per-instance and per-call limits; zero fields keep
 // their defaults.
 func WithLimits(l Limits) Option {

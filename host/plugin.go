@@ -42,6 +42,9 @@ type plugin struct {
 	// from the host's sources.
 	registered bool
 	wasm       []byte
+	// trusted marks a module given with WithBuiltins: compiled without the
+	// per-loop termination check, watched instead (trusted.go).
+	trusted bool
 
 	mu       sync.Mutex
 	compiled *extism.CompiledPlugin
@@ -95,13 +98,13 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 		wasm := p.wasm
 		if wasm == nil {
 			var err error
-			if wasm, p.origin, err = p.host.module(p.typ); err != nil {
+			if wasm, p.origin, p.trusted, err = p.host.module(p.typ); err != nil {
 				return err
 			}
 			p.sum = moduleSum(wasm)
 		}
 		var err error
-		p.compiled, err = p.host.compile(ctx, p.typ, wasm)
+		p.compiled, err = p.host.compile(ctx, p.typ, wasm, p.trusted)
 		if err != nil {
 			return err
 		}
@@ -215,12 +218,21 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 		input = nil // the guest reads it from stdin
 	}
 
+	if p.trusted {
+		defer p.host.watch(dl, p.typ, export)()
+	}
 	rc, out, err := in.inst.CallWithContext(withCallState(dl.ctx, st), export, input)
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}
 	if le := st.hostCallsExceeded(); le != nil && err == nil {
 		err = le // the guest returned before it was stopped
+	}
+	if err == nil && p.trusted && dl.ctx.Err() != nil {
+		// A built-in has no per-loop check: one whose deadline passed (in
+		// an exec the deadline killed, say) returns on its own. The call
+		// fails as a checked plugin's would have, naming the limit.
+		err = context.Cause(dl.ctx)
 	}
 	if err == nil && st.stdio != nil && len(out) == 0 {
 		if in.stdio.out.overflow {

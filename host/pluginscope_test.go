@@ -167,7 +167,7 @@ func TestEveryExportUnderScopeLimits(t *testing.T) {
 		// Fill the compilation cache first: the time checked is the
 		// attack's, not a cold compile's (minutes under -race on a loaded
 		// machine). The describe below still compiles, from the cache.
-		if cp, err := h.compile(context.Background(), "hostile", wasm); err != nil {
+		if cp, err := h.compile(context.Background(), "hostile", wasm, false); err != nil {
 			t.Fatal(err)
 		} else {
 			_ = cp.Close(context.Background())

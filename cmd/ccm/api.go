@@ -100,7 +100,7 @@ func (g *ensureGroup) pipe(cmd *cobra.Command, factsFile string, dataArgs []stri
 	errOut := cmd.ErrOrStderr()
 	reporter := logsOnly{newPrinter(errOut, useColor(string(g.color), errOut))}
 	_, hasRequire := req.Properties["require"]
-	r, err := g.setup(ctx, errOut, reporter, hasRequire, factsFile, dataArgs)
+	r, err := g.setup(ctx, errOut, reporter, hasRequire, true, factsFile, dataArgs)
 	if err != nil {
 		return fail(err)
 	}

@@ -207,6 +207,8 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		Remote:             remoteHook(fetcher),
 		KVGet:              kvGetHook(fetcher),
 		RootPin:            o.remote.sha256,
+		// Only --json prints the plugins' state documents.
+		NoState: !o.jsonOut,
 	})
 	if o.render {
 		docs, err := eng.Render(ctx, path)

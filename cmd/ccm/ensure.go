@@ -145,7 +145,11 @@ func (g *ensureGroup) sessionDir() (string, error) {
 // setup loads what an ensure needs, in the order a failure is cheapest:
 // session, facts, .env, data, plugins. factsFile and dataArgs are ensure
 // api pipe's --facts and --data. Errors are usage errors: nothing ran.
-func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engine.Reporter, needSession bool, factsFile string, dataArgs []string) (*ensureRun, error) {
+//
+// printsState says the caller prints the event's state document (ensure
+// api pipe); otherwise only a session store reads it, and without one the
+// plugins are told to skip it (engine.Options.NoState).
+func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engine.Reporter, needSession, printsState bool, factsFile string, dataArgs []string) (*ensureRun, error) {
 	r := &ensureRun{}
 	dir, err := g.sessionDir()
 	if err != nil {
@@ -223,6 +227,7 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 		Reporter:     reporter,
 		Session:      ss,
 		KVGet:        kvGetHook(r.nats),
+		NoState:      r.store == nil && !printsState,
 	})
 	return r, nil
 }
@@ -245,7 +250,7 @@ func (g *ensureGroup) runEnsure(cmd *cobra.Command, typ string, common *commonFl
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
-	r, err := g.setup(ctx, cmd.ErrOrStderr(), newPrinter(out, useColor(string(g.color), out)), len(common.require) > 0, "", nil)
+	r, err := g.setup(ctx, cmd.ErrOrStderr(), newPrinter(out, useColor(string(g.color), out)), len(common.require) > 0, false, "", nil)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}

@@ -30,7 +30,10 @@ func (f *fileType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.Error = errReadState(s.name, err).Error()
 		return res
 	}
-	res.FinalEnsure, res.State = observed(st), stateDoc(s.name, st)
+	res.FinalEnsure = observed(st)
+	if !req.NoState {
+		res.State = stateDoc(s.name, st)
+	}
 
 	src, wantSum, err := desiredData(h, s, req.WorkingDir)
 	if err != nil {
@@ -68,7 +71,10 @@ func (f *fileType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.Error = "failed to reach desired state: " + errReadState(s.name, err).Error()
 		return res
 	}
-	res.FinalEnsure, res.State = observed(st), stateDoc(s.name, st)
+	res.FinalEnsure = observed(st)
+	if !req.NoState {
+		res.State = stateDoc(s.name, st)
+	}
 	left, err := f.drift(h, s, st, wantSum)
 	switch {
 	case err != nil:

@@ -129,3 +129,24 @@ func TestFailedLookupIsNotCached(t *testing.T) {
 		t.Fatalf("user lookups %d, want 2", n)
 	}
 }
+
+// TestNoStateSkipsTheStateDocument: the host asks for no state document when
+// nothing reads it (no --json, no session); the decision and the observed
+// ensure are the same either way, and a changed file still reports its state
+// when asked.
+func TestNoStateSkipsTheStateDocument(t *testing.T) {
+	m := current(t)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "target")
+	for i, noState := range []bool{true, false, true, false} {
+		req := request(p, m.props(nil), dir)
+		req.NoState = noState
+		res := newFileType().Apply(&fakehost.Host{Info: info}, req)
+		if res.Error != "" || res.Changed != (i == 0) || res.FinalEnsure != "present" {
+			t.Fatalf("run %d (no_state %v): %+v", i, noState, res)
+		}
+		if noState != (res.State == nil) {
+			t.Fatalf("run %d: no_state %v but state %v", i, noState, res.State)
+		}
+	}
+}

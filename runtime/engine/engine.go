@@ -32,6 +32,10 @@ type Options struct {
 	// properties_schema (NO_SCHEMA_VALIDATION=1, a debug aid); ccm_validate
 	// still runs.
 	NoSchemaValidation bool
+	// NoState tells the plugins that nothing reads Event.Status (no --json
+	// output, no session store), so they may skip their state documents
+	// (abi.Request.NoState); Event.Status is then usually empty.
+	NoState bool
 	// Diff decides when plugins are asked for the diff of a content change
 	// (abi.Request.Diff): DiffAuto in noop only, DiffAlways in real runs
 	// too (apply --diff), DiffNever always but hidden, "content changed

@@ -186,6 +186,7 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 		Noop:       s.noop,
 		Refresh:    refresh,
 		WorkingDir: s.dir,
+		NoState:    e.opts.NoState,
 		Diff:       e.opts.Diff != DiffAuto || s.noop,
 		HideDiff:   e.opts.Diff == DiffNever,
 		// In noop, a plugin predicts failures from the host's state until

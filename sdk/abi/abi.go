@@ -117,6 +117,11 @@ type Request struct {
 	HealthCheckOnly bool           `json:"health_check_only,omitempty"`
 	Refresh         bool           `json:"refresh,omitempty"` // a subscribed resource changed
 	WorkingDir      string         `json:"working_dir"`       // directory of the declaring manifest
+	// NoState says the host will not read Result.State (no --json output,
+	// no session): a plugin may leave the state document out, which saves
+	// building, encoding and decoding it for every resource. Sending it
+	// anyway is correct.
+	NoState bool `json:"no_state,omitempty"`
 	// Diff asks for Result.Diff when the plugin changes (or, in noop, would
 	// change) a resource's content: set in noop and by apply --diff; see
 	// HideDiff. A plugin may still hide a diff the resource marks secret.

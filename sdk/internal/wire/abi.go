@@ -477,6 +477,8 @@ func (d *decoder) request(v *abi.Request) error {
 			return d.bool(&v.Refresh)
 		case "working_dir":
 			return d.string(&v.WorkingDir)
+		case "no_state":
+			return d.bool(&v.NoState)
 		case "diff":
 			return d.bool(&v.Diff)
 		case "hide_diff":
