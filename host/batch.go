@@ -30,8 +30,8 @@ const batchTimeoutCap = 10 * time.Minute
 //     instance, acts for all of them. Anything else is refused as a bug of
 //     the caller.
 //   - Only apply mode is batched. Callers in a read-only mode, or requests
-//     asking for noop or health checks only, go one by one through Apply,
-//     which forces each one's mode.
+//     narrowing it (effectiveMode), go one by one through Apply, which sets
+//     each request's mode flags from the mode.
 //   - The batch call acts for callers[0] (its Lookup, Log and Manifest), its
 //     Resource naming the whole batch; the plugin's log lines of a batch go to
 //     callers[0].Log.
@@ -50,7 +50,7 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	if err != nil {
 		return nil, err
 	}
-	if !batch || len(reqs) == 1 || !applyMode(callers[0], reqs) {
+	if !batch || len(reqs) == 1 || !applyMode(callers, reqs) {
 		return h.applyEach(ctx, callers, reqs, stopOnFailure)
 	}
 	info, err := p.load(ctx, callers[0])
@@ -59,7 +59,6 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	}
 	caller := callers[0]
 	caller.Resource = batchName(reqs)
-	caller.Properties = nil // only read-only modes look at them (probe rule)
 	caps := info.Capabilities
 	limits := h.limits.lowered(caller.Limits) // one scope's (checkBatch)
 	limits.CallTimeout = batchTimeout(limits.CallTimeout, len(reqs))
@@ -142,12 +141,9 @@ func sameChain(a, b trust.Chain) bool {
 
 // applyMode reports whether the batch runs in plain apply mode, the only
 // one a single batch call may serve (see ApplyBatch).
-func applyMode(caller trust.Caller, reqs []abi.Request) bool {
-	if caller.Mode != trust.ModeApply {
-		return false
-	}
-	for _, r := range reqs {
-		if r.Noop || r.HealthCheckOnly {
+func applyMode(callers []trust.Caller, reqs []abi.Request) bool {
+	for i := range reqs {
+		if effectiveMode(callers[i], reqs[i]) != trust.ModeApply {
 			return false
 		}
 	}

@@ -88,23 +88,32 @@ func (h *Host) Status(ctx context.Context, caller trust.Caller, req abi.Request)
 	return resp, err
 }
 
-// Apply runs ccm_apply. A noop or health-check-only request makes the caller
-// read-only; a read-only caller makes the request say so, so plugin and host
-// agree on what may happen.
+// Apply runs ccm_apply. caller.Mode is the one carrier of the run's mode:
+// the host sets the request's Noop and HealthCheckOnly from it
+// (trust.Mode.Request), so plugin and host agree on what may happen. The
+// engine sets no flag in the request; one that does (another hostapi
+// caller) can only narrow the mode, never widen it (effectiveMode).
 func (h *Host) Apply(ctx context.Context, caller trust.Caller, req abi.Request) (abi.Result, error) {
-	switch {
-	case caller.Mode == trust.ModeApply && req.HealthCheckOnly:
-		caller.Mode = trust.ModeHealthCheck
-	case caller.Mode == trust.ModeApply && req.Noop:
-		caller.Mode = trust.ModeNoop
-	case caller.Mode == trust.ModeNoop:
-		req.Noop = true
-	case caller.Mode == trust.ModeHealthCheck:
-		req.HealthCheckOnly = true
-	}
+	caller.Mode = effectiveMode(caller, req)
+	req = caller.Mode.Request(req)
 	var res abi.Result
 	err := h.resourceCall(ctx, caller, abi.ExportApply, req, &res)
 	return res, err
+}
+
+// effectiveMode is the mode a ccm_apply of req runs in: caller.Mode, made
+// read-only when an apply-mode caller's request asks for noop or health
+// checks only.
+func effectiveMode(caller trust.Caller, req abi.Request) trust.Mode {
+	switch {
+	case caller.Mode != trust.ModeApply:
+		return caller.Mode
+	case req.HealthCheckOnly:
+		return trust.ModeHealthCheck
+	case req.Noop:
+		return trust.ModeNoop
+	}
+	return caller.Mode
 }
 
 // Exec runs a command for the engine itself (health checks) through the same

@@ -40,6 +40,24 @@
 //   - testhooks_on.go / testhooks_off.go: the exec redirect and lock
 //     directory of test builds (-tags ccm_testhooks); empty in production.
 //
+// # Where each fact lives
+//
+//   - The run's mode: trust.Caller.Mode, only. Apply derives the request's
+//     Noop and HealthCheckOnly from it (trust.Mode.Request); the engine sets
+//     neither. A request that sets them itself (a hostapi caller other than
+//     the engine) can only narrow an apply-mode caller (effectiveMode in
+//     calls.go), never widen a read-only one. ccm never calls ccm_apply in
+//     health-check-only mode, so the plugins have no branch for it.
+//   - A resource's properties: the request (abi.Request.Properties), which
+//     resourceCall copies into callState.properties; the probe rule reads
+//     the built-in guards there and nowhere else (trust.Caller carries no
+//     properties).
+//   - The root scope: runtime/engine's rootScope, for Run, Render, Ensure;
+//     `ccm status` calls engine.Status, not the host. The inputs of a run
+//     (facts, .env, --data, Hiera, --grants): cmd/ccm's loadInputs.
+//   - The guest codec's per-type code: generated from sdk/abi by
+//     sdk/internal/wire/gen (go generate; CI checks it is fresh).
+//
 // # Imports
 //
 // host imports sdk/abi, sdk/shellwords, runtime/trust and runtime/hostapi.

@@ -52,29 +52,28 @@ func probeRefused(st *callState, req *abi.ExecRequest, exe string) string {
 }
 
 // isGuard reports whether req's command is the value of one of the
-// plugin's declared guard properties in this resource.
+// plugin's declared guard properties in this resource: the properties of
+// the request being served (callState.properties), their only way here.
 func isGuard(st *callState, req *abi.ExecRequest) bool {
-	for _, m := range []map[string]any{st.properties, st.caller.Properties} {
-		for _, name := range st.guards {
-			var lines []string
-			switch v := m[name].(type) {
-			case string:
-				lines = []string{v}
-			case []any:
-				for _, e := range v {
-					if s, ok := e.(string); ok {
-						lines = append(lines, s)
-					}
+	for _, name := range st.guards {
+		var lines []string
+		switch v := st.properties[name].(type) {
+		case string:
+			lines = []string{v}
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					lines = append(lines, s)
 				}
 			}
-			for _, s := range lines {
-				if req.Shell && s == req.Command {
-					return true
-				}
-				// The exec plugin splits its guards with the same package.
-				if words, err := shellwords.Split(s); !req.Shell && err == nil && slices.Equal(words, req.Argv) {
-					return true
-				}
+		}
+		for _, s := range lines {
+			if req.Shell && s == req.Command {
+				return true
+			}
+			// The exec plugin splits its guards with the same package.
+			if words, err := shellwords.Split(s); !req.Shell && err == nil && slices.Equal(words, req.Argv) {
+				return true
 			}
 		}
 	}

@@ -30,8 +30,11 @@ func NewTestDispatcher() *TestDispatcher {
 // TestCall is who one host call acts for, as the host would know it.
 type TestCall struct {
 	// Caller is the resource: its mode, grant chain (nil: the unconfined
-	// root), properties (the probe rule reads guards there), lookup and log.
+	// root), lookup and log.
 	Caller trust.Caller
+	// Properties are the resource's properties, as its ccm_apply request
+	// carries them: the probe rule reads guards there.
+	Properties map[string]any
 	// Info is the plugin's ccm_describe answer: its capabilities, probe_exec
 	// and guards apply as in ccm.
 	Info abi.PluginInfo
@@ -52,7 +55,7 @@ func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req 
 		typ:        c.Info.Type,
 		caller:     c.Caller,
 		caps:       &caps,
-		properties: c.Caller.Properties,
+		properties: c.Properties,
 		builtin:    !c.ThirdParty,
 		guards:     c.Info.Guards,
 		hostCalls:  true,

@@ -67,7 +67,7 @@ func TestBuiltinsInHost(t *testing.T) {
 	props := map[string]any{"ensure": "present", "content": "hi\n", "owner": "0", "group": "0", "mode": "0640"}
 	apply := func(mode trust.Mode, typ, name string, p map[string]any) abi.Result {
 		t.Helper()
-		res, err := h.Apply(ctx, trust.Caller{Resource: typ + "#" + name, Mode: mode, Properties: p},
+		res, err := h.Apply(ctx, trust.Caller{Resource: typ + "#" + name, Mode: mode},
 			abi.Request{Type: typ, Name: name, Properties: p, WorkingDir: dir})
 		if err != nil {
 			t.Fatalf("%s#%s: %v", typ, name, err)
@@ -152,7 +152,7 @@ func BenchmarkStableFileApply(b *testing.B) {
 	}
 	props := map[string]any{"ensure": "present", "content": "hi\n", "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0640"}
 	req := abi.Request{Type: "file", Name: target, Properties: props}
-	caller := trust.Caller{Resource: "file#" + target, Properties: props}
+	caller := trust.Caller{Resource: "file#" + target}
 	if res, err := h.Apply(context.Background(), caller, req); err != nil || res.Changed || res.Error != "" {
 		b.Fatalf("not stable: %+v, %v", res, err)
 	}

@@ -11,12 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ccm-dev/ccm/runtime/data"
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/facts"
 	"github.com/ccm-dev/ccm/runtime/manifest"
 	"github.com/ccm-dev/ccm/runtime/session"
-	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -120,56 +118,21 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	}
 	ctx := cmd.Context() // ended by SIGINT and SIGTERM (signals.go)
 
-	fts, warnings, err := facts.Load(ctx, facts.Options{FactsFile: o.factsFile, Facts: o.factKV})
-	for _, w := range warnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
-	}
-	if err != nil {
-		return &exitError{exitUsage, err}
-	}
-	var dotenv map[string]string
-	if o.readEnv && !o.noEnv {
-		if dotenv, err = data.LoadDotEnv(".env"); err != nil {
-			return &exitError{exitUsage, err}
-		}
-	}
 	fetcher, err := o.remote.fetcher() // remote.go
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	defer fetcher.Close()
-	external, err := data.ParseAssignments(o.data)
+	in, err := loadInputs(ctx, cmd.ErrOrStderr(), inputOptions{
+		facts:      facts.Options{FactsFile: o.factsFile, Facts: o.factKV},
+		readEnv:    o.readEnv && !o.noEnv,
+		data:       o.data,
+		hiera:      o.hiera,
+		fetcher:    fetcher,
+		grantsFile: o.grantsFile,
+	})
 	if err != nil {
 		return &exitError{exitUsage, err}
-	}
-	if o.hiera != "" {
-		// Precedence at every level: child's own < apply data < --hiera <
-		// --data, so --data is a layer over the resolved Hiera data and
-		// may satisfy its @require.
-		src, err := loadHieraSource(ctx, o.hiera, fetcher)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("--hiera: %w", err)}
-		}
-		resolved, warnings, err := data.ResolveDocument(src, o.hiera, fts, external)
-		for _, w := range warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
-		}
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("--hiera: %w", err)}
-		}
-		external = resolved
-	}
-	var grants trust.Chain
-	if o.grantsFile != "" {
-		src, err := os.ReadFile(o.grantsFile)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("--grants: %w", err)}
-		}
-		g, err := trust.ParseGrant(src)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("--grants %s: %w", o.grantsFile, err)}
-		}
-		grants = trust.Chain{g}
 	}
 
 	plugins, err := newPluginHost()
@@ -196,12 +159,12 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	eng := engine.New(engine.Options{
 		NoSchemaValidation: noSchema,
 		Plugins:            plugins,
-		Facts:              fts,
-		Environ:            data.Environ(dotenv),
-		ExternalData:       external,
+		Facts:              in.facts,
+		Environ:            in.environ,
+		ExternalData:       in.external,
 		Noop:               o.noop,
 		HealthCheckOnly:    o.monitorOnly,
-		Grants:             grants,
+		Grants:             in.grants,
 		Reporter:           reporter,
 		Diff:               o.diffMode(),
 		Remote:             remoteHook(fetcher),

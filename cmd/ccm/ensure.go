@@ -10,13 +10,11 @@ import (
 	"syscall"
 
 	"github.com/ccm-dev/ccm/host"
-	"github.com/ccm-dev/ccm/runtime/data"
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/facts"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/sessionstore"
 	"github.com/ccm-dev/ccm/runtime/source"
-	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/spf13/cobra"
 )
 
@@ -167,62 +165,30 @@ func (g *ensureGroup) setup(ctx context.Context, stderr io.Writer, reporter engi
 		return nil, fmt.Errorf("--require needs a session: run eval \"$(ccm session new)\" first, or give --session DIR")
 	}
 
-	fts, warnings, err := facts.Load(ctx, facts.Options{FactsFile: factsFile})
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "ccm: warning: %s\n", w)
-	}
+	hiera, optional := g.hieraSource()
+	r.nats = source.New(source.Options{Context: g.natsContext}) // --hiera kv:// and kvGet (remote.go)
+	in, err := loadInputs(ctx, stderr, inputOptions{
+		facts:         facts.Options{FactsFile: factsFile},
+		readEnv:       g.readEnv && !g.noEnv,
+		data:          dataArgs,
+		hiera:         hiera,
+		hieraOptional: optional,
+		fetcher:       r.nats,
+		grantsFile:    g.grantsFile,
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.facts = fts
-	var dotenv map[string]string
-	if g.readEnv && !g.noEnv {
-		if dotenv, err = data.LoadDotEnv(".env"); err != nil {
-			return nil, err
-		}
-	}
-	external, err := data.ParseAssignments(dataArgs)
-	if err != nil {
-		return nil, err
-	}
-	if name, optional := g.hieraSource(); name != "" {
-		b, err := loadHieraFrom(ctx, name, g.natsContext) // remote.go
-		if err != nil && !(optional && errors.Is(err, os.ErrNotExist)) {
-			return nil, fmt.Errorf("--hiera: %w", err)
-		}
-		if err == nil {
-			resolved, warnings, err := data.ResolveDocument(b, name, fts, external)
-			for _, w := range warnings {
-				fmt.Fprintf(stderr, "ccm: warning: %s\n", w)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("--hiera: %w", err)
-			}
-			external = resolved
-		}
-	}
+	r.facts = in.facts
 	if r.plugins, err = newPluginHost(); err != nil {
 		return nil, err
 	}
-	var grants trust.Chain
-	if g.grantsFile != "" {
-		src, err := os.ReadFile(g.grantsFile)
-		if err != nil {
-			return nil, fmt.Errorf("--grants: %w", err)
-		}
-		gr, err := trust.ParseGrant(src)
-		if err != nil {
-			return nil, fmt.Errorf("--grants %s: %w", g.grantsFile, err)
-		}
-		grants = trust.Chain{gr}
-	}
-	r.nats = source.New(source.Options{Context: g.natsContext})
 	r.eng = engine.New(engine.Options{
-		Grants:       grants,
+		Grants:       in.grants,
 		Plugins:      r.plugins,
-		Facts:        fts,
-		Environ:      data.Environ(dotenv),
-		ExternalData: external,
+		Facts:        in.facts,
+		Environ:      in.environ,
+		ExternalData: in.external,
 		Noop:         g.noop,
 		Reporter:     reporter,
 		Session:      ss,

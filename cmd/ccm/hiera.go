@@ -11,6 +11,7 @@ import (
 
 	"github.com/ccm-dev/ccm/runtime/data"
 	"github.com/ccm-dev/ccm/runtime/facts"
+	"github.com/ccm-dev/ccm/runtime/source"
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 )
@@ -36,10 +37,7 @@ func (o *hieraFactOptions) register(cmd *cobra.Command) {
 
 // load returns the facts: system (and custom) < -E < --facts < kv.
 func (o *hieraFactOptions) load(cmd *cobra.Command, kv []string) (map[string]any, error) {
-	base, warnings, err := facts.Load(cmd.Context(), facts.Options{})
-	for _, w := range warnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
-	}
+	base, err := loadFacts(cmd.Context(), cmd.ErrOrStderr(), facts.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +160,11 @@ func (o *hieraParseOptions) run(cmd *cobra.Command, input string, kv []string) e
 		return &exitError{exitUsage, err}
 	}
 	layers = append(layers, cli)
-	src, err := loadHieraFrom(cmd.Context(), input, o.context) // remote.go
-	if err != nil {
+	f := source.New(source.Options{Context: o.context}) // kv:// (remote.go)
+	defer f.Close()
+	out, err := resolveHiera(cmd.Context(), cmd.ErrOrStderr(), input, false, f, fts, layers...)
+	if errors.Is(err, errHieraSource) {
 		return &exitError{exitUsage, err}
-	}
-	out, warnings, err := data.ResolveDocument(src, input, fts, layers...)
-	for _, w := range warnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "ccm: warning: %s\n", w)
 	}
 	if err != nil {
 		return &exitError{exitFailed, err}

@@ -105,14 +105,3 @@ func kvGetHook(f *source.Fetcher) func(ctx context.Context, bucket, key string, 
 		return f.KVGet(ctx, bucket, key)
 	}
 }
-
-// loadHieraFrom is loadHieraSource for commands without a run's Fetcher
-// (ensure, hiera parse): a kv:// source connects with natsContext.
-func loadHieraFrom(ctx context.Context, src, natsContext string) ([]byte, error) {
-	if !strings.HasPrefix(src, "kv://") {
-		return data.LoadSource(ctx, src)
-	}
-	f := source.New(source.Options{Context: natsContext})
-	defer f.Close()
-	return loadHieraSource(ctx, src, f)
-}

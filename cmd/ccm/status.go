@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/hostapi"
+	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/trust"
-	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
 // statusUnsupported are the types whose plugin has no current state to
@@ -77,26 +79,18 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 	wd, _ := os.Getwd()
-	caller := trust.Caller{
-		Resource: ref,
+	eng := engine.New(engine.Options{
+		Plugins:  h,
 		Grants:   trust.Chain{trust.All()},
-		Mode:     trust.ModeStatus,
-		Log: func(level, message string) {
-			if level != "debug" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%-5s %s: %s\n", strings.ToUpper(level), ref, strings.TrimRight(message, "\n"))
-			}
-		},
-	}
-	if _, err := h.Info(ctx, caller, typ); err != nil {
+		Reporter: statusLog{cmd.ErrOrStderr()},
+	})
+	resp, err := eng.Status(ctx, engine.StatusRequest{Type: typ, Name: name, Dir: wd})
+	if err != nil {
 		code := exitFailed
 		if errors.Is(err, hostapi.ErrUnknownType) {
 			code = exitUsage
 		}
 		return &exitError{code, err}
-	}
-	resp, err := h.Status(ctx, caller, abi.Request{Type: typ, Name: name, Properties: map[string]any{"name": name}, WorkingDir: wd})
-	if err != nil {
-		return &exitError{exitFailed, fmt.Errorf("%s: %w", ref, err)}
 	}
 	if resp.Error != "" {
 		return &exitError{exitFailed, fmt.Errorf("%s: %s", ref, resp.Error)}
@@ -120,4 +114,17 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 		return &exitError{exitFailed, fmt.Errorf("%s: decode the state: %w", ref, err)}
 	}
 	return printValue(cmd.OutOrStdout(), v, !asJSON)
+}
+
+// statusLog prints a status plugin's log lines (debug aside) to w; a status
+// has no manifest, message or event to report.
+type statusLog struct{ w io.Writer }
+
+func (statusLog) ManifestStart(string, int, int) {}
+func (statusLog) Message(string)                 {}
+func (statusLog) Event(*session.Event, int)      {}
+func (l statusLog) Log(resource, level, message string) {
+	if level != "debug" {
+		fmt.Fprintf(l.w, "%-5s %s: %s\n", strings.ToUpper(level), resource, strings.TrimRight(message, "\n"))
+	}
 }

@@ -23,9 +23,6 @@ func (e *execType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.Error = "invalid properties: " + strings.Join(errs, "; ")
 		return res
 	}
-	if req.HealthCheckOnly {
-		return res
-	}
 	res.FinalEnsure, res.State = ensurePresent, stateDoc(s.name, s.provider, nil)
 
 	run, why, err := decide(h, s, req.Refresh)

@@ -352,14 +352,6 @@ func TestApplyExecRequest(t *testing.T) {
 	}
 }
 
-func TestApplyHealthCheckOnlyRunsNothing(t *testing.T) {
-	h := &fakehost.Host{Info: info, ReadOnly: true}
-	req := abi.Request{Name: "t", Properties: map[string]any{"command": "/bin/true"}, HealthCheckOnly: true}
-	if res := (&execType{}).Apply(h, req); res.Error != "" || res.Changed || len(h.Calls()) != 0 {
-		t.Fatalf("%+v, calls %v", res, h.Calls())
-	}
-}
-
 func TestStatus(t *testing.T) {
 	h := &fakehost.Host{Info: info, ReadOnly: true}
 	resp := (&execType{}).Status(h, abi.Request{Name: "t", Provider: "shell"})

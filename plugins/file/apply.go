@@ -21,9 +21,6 @@ func (f *fileType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.Error = "invalid properties: " + strings.Join(errs, "; ")
 		return res
 	}
-	if req.HealthCheckOnly {
-		return res
-	}
 	statReq := abi.FSStatRequest{Path: s.name, Checksum: s.ensure == ensurePresent && s.managesData()}
 	st, err := h.Stat(statReq)
 	if err != nil {

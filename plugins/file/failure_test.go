@@ -102,17 +102,6 @@ func TestApplyRelativeSourceNeedsWorkingDir(t *testing.T) {
 	wantError(t, res.Error, `source "rel.txt" is relative and the request has no working directory`)
 }
 
-func TestApplyHealthCheckOnlyMakesNoHostCalls(t *testing.T) {
-	m := current(t)
-	h := &fakehost.Host{Info: info, ReadOnly: true}
-	req := request(filepath.Join(t.TempDir(), "t"), m.props(nil), "")
-	req.HealthCheckOnly = true
-	res := newFileType().Apply(h, req)
-	if res.Error != "" || res.Changed || len(h.Calls()) != 0 {
-		t.Fatalf("health-check-only: %+v, calls %v", res, h.Calls())
-	}
-}
-
 func TestApplyNoopReportsAttributeChanges(t *testing.T) {
 	m := current(t)
 	dir := t.TempDir()

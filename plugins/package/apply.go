@@ -38,9 +38,6 @@ func (*packageType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		return res
 	}
 	res.FinalEnsure, res.State = observed(cur), stateDoc(s.name, p.name(), cur)
-	if req.HealthCheckOnly {
-		return res
-	}
 
 	act, why, err := decide(h, p, s, cur)
 	if err != nil {

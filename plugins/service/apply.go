@@ -46,9 +46,6 @@ func (t *serviceType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.Error = "invalid properties: " + strings.Join(errs, "; ")
 		return res
 	}
-	if req.HealthCheckOnly {
-		return res
-	}
 	cur, err := readState(h, s.name)
 	if err != nil {
 		res.Error = err.Error()

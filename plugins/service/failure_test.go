@@ -105,17 +105,6 @@ func TestApplyInvalidMakesNoCalls(t *testing.T) {
 	}
 }
 
-func TestHealthCheckOnlyMakesNoCalls(t *testing.T) {
-	h := newSystemd(t, map[string]*unit{"app": {"inactive", "enabled"}})
-	h.readOnly = true
-	req := request("app", nil, false, false)
-	req.HealthCheckOnly = true
-	res := (&serviceType{}).Apply(h, req)
-	if res.Error != "" || res.Changed || len(h.calls) != 0 {
-		t.Fatalf("result %+v calls %q", res, h.calls)
-	}
-}
-
 func wantError(t *testing.T, got, want string) {
 	t.Helper()
 	if want == "" {

@@ -103,7 +103,7 @@ func (e *Engine) runBatch(ctx context.Context, s scope, p *plan, rs []*resource)
 		req, done := e.prepare(ctx, s, p, r, ev)
 		items = append(items, item{ev: ev, ready: !done})
 		if !done {
-			callers = append(callers, e.caller(s, p, r, req.Properties))
+			callers = append(callers, e.caller(s, p, r))
 			reqs = append(reqs, req)
 		}
 		if ev.Failed && p.failOnError {

@@ -8,6 +8,12 @@
 // that is passed down by value and only ever narrowed, so the parent's scope
 // is intact on every path out of a child, panics included.
 //
+// The root scope is built in one place (rootScope, scope.go) from Options
+// for Run, Render and Ensure; Status (ccm status) reads one resource's state
+// through the same Options. A scope's noop and health-check-only become the
+// caller's trust.Mode (scope.mode), the one carrier of the mode to the
+// host, which derives the plugin request's flags from it.
+//
 // Plugins declared in a manifest's ccm.plugins are registered when it loads,
 // before any of its resources runs, and enter a type table (plugins.go) that
 // its child manifests inherit and its parent and siblings never see; a

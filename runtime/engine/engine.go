@@ -122,19 +122,9 @@ func (r *Result) Changed() bool { return r.Summary.Changed > 0 }
 // manifest could not be loaded and nothing was changed (exit status 2);
 // resource failures are in the Result (exit status 1).
 func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
-	abs, bundleRoot, err := e.rootManifest(ctx, path)
+	root, err := e.rootScope(ctx, path, true)
 	if err != nil {
 		return nil, err
-	}
-	e.rootDir = filepath.Dir(abs)
-	root := scope{
-		bundle:          bundleRoot,
-		file:            abs,
-		dir:             filepath.Dir(abs),
-		noop:            e.opts.Noop,
-		healthCheckOnly: e.opts.HealthCheckOnly,
-		grants:          e.opts.Grants,
-		allowApply:      true,
 	}
 	p, err := e.load(ctx, root, nil)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 
 	"github.com/ccm-dev/ccm/runtime/manifest"
@@ -56,17 +55,9 @@ func (e *Engine) Ensure(ctx context.Context, req EnsureRequest) (*session.Event,
 	if dir == "" {
 		dir = "."
 	}
-	dir, err := filepath.Abs(dir)
+	s, err := e.rootScope(ctx, dir, false)
 	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	e.rootDir = dir
-	s := scope{
-		file:            filepath.Join(dir, ensureFile),
-		dir:             dir,
-		noop:            e.opts.Noop,
-		healthCheckOnly: e.opts.HealthCheckOnly,
-		grants:          e.opts.Grants,
+		return nil, err
 	}
 
 	// A JSON document is a YAML one: parse it like any manifest, so that

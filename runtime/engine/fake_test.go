@@ -109,6 +109,7 @@ func (f *fakePlugins) Status(context.Context, trust.Caller, abi.Request) (abi.St
 }
 
 func (f *fakePlugins) Apply(_ context.Context, c trust.Caller, req abi.Request) (abi.Result, error) {
+	req = c.Mode.Request(req) // as the host does: the mode travels in the caller
 	f.mu.Lock()
 	f.calls = append(f.calls, fakeCall{c, req})
 	f.mu.Unlock()

@@ -45,7 +45,7 @@ func (e *Engine) healthCheck(ctx context.Context, s scope, p *plan, r *resource,
 	if res.Name == "" {
 		res.Name = path.Base(argv[0])
 	}
-	caller := e.caller(s, p, r, map[string]any{"health_check": command})
+	caller := e.caller(s, p, r)
 	tries := max(hc.Tries, 1)
 	defer e.step("", "")
 	for try := 1; try <= tries; try++ {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"maps"
-	"path/filepath"
 	"slices"
 )
 
@@ -28,12 +27,10 @@ type Rendered struct {
 // order a run would reach them. Nothing is applied. A child that cannot be
 // loaded is an error here, since the point is to show what would run.
 func (e *Engine) Render(ctx context.Context, path string) ([]Rendered, error) {
-	abs, bundleRoot, err := e.rootManifest(ctx, path)
+	root, err := e.rootScope(ctx, path, true)
 	if err != nil {
 		return nil, err
 	}
-	e.rootDir = filepath.Dir(abs)
-	root := scope{file: abs, dir: filepath.Dir(abs), noop: e.opts.Noop, healthCheckOnly: e.opts.HealthCheckOnly, grants: e.opts.Grants, allowApply: true, bundle: bundleRoot}
 	var out []Rendered
 	err = e.render(ctx, root, nil, &out)
 	return out, err

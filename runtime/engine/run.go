@@ -115,7 +115,7 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 	}
 
 	e.step(r.ref(), stepText(s, r))
-	res, err := e.opts.Plugins.Apply(ctx, e.caller(s, p, r, req.Properties), req)
+	res, err := e.opts.Plugins.Apply(ctx, e.caller(s, p, r), req)
 	e.step("", "")
 	if err != nil {
 		ev.Fail(err.Error())
@@ -183,7 +183,8 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 		Name:       r.name,
 		Properties: props,
 		Provider:   r.provider,
-		Noop:       s.noop,
+		// Noop and HealthCheckOnly are not set here: the host derives
+		// them from the caller's Mode (trust.Mode.Request).
 		Refresh:    refresh,
 		WorkingDir: s.dir,
 		NoState:    e.opts.NoState,
@@ -252,16 +253,15 @@ func (e *Engine) record(s scope, ev *session.Event) {
 }
 
 // caller is who the plugin call acts for.
-func (e *Engine) caller(s scope, p *plan, r *resource, props map[string]any) trust.Caller {
+func (e *Engine) caller(s scope, p *plan, r *resource) trust.Caller {
 	return trust.Caller{
-		Resource:   r.ref(),
-		Plugin:     r.plugin,
-		Manifest:   p.file,
-		Grants:     s.grants,
-		Limits:     s.limits,
-		Mode:       s.mode(),
-		Properties: props,
-		Lookup:     p.x.Lookup,
+		Resource: r.ref(),
+		Plugin:   r.plugin,
+		Manifest: p.file,
+		Grants:   s.grants,
+		Limits:   s.limits,
+		Mode:     s.mode(),
+		Lookup:   p.x.Lookup,
 		Log: func(level, message string) {
 			e.report.Log(r.ref(), level, message)
 		},

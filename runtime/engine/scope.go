@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
+
 	"github.com/ccm-dev/ccm/runtime/trust"
 )
 
@@ -31,6 +35,36 @@ type scope struct {
 	// came from ("" for a local manifest): its relative apply names must
 	// stay inside it.
 	bundle string
+}
+
+// rootScope is the scope of the operator's root manifest at path (Run,
+// Render: fetched first when path names a remote bundle, rootManifest) or,
+// for ensure, of a resource declared in file ensureFile of the working
+// directory path (manifest false: no apply resources there): the one place
+// the run's options (noop, health-check-only, --grants) become a scope. It
+// also sets e.rootDir, which messages shorten paths against.
+func (e *Engine) rootScope(ctx context.Context, path string, manifest bool) (scope, error) {
+	s := scope{
+		noop:            e.opts.Noop,
+		healthCheckOnly: e.opts.HealthCheckOnly,
+		grants:          e.opts.Grants,
+		allowApply:      manifest,
+	}
+	if manifest {
+		abs, bundle, err := e.rootManifest(ctx, path)
+		if err != nil {
+			return scope{}, err
+		}
+		s.file, s.dir, s.bundle = abs, filepath.Dir(abs), bundle
+	} else {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return scope{}, fmt.Errorf("working directory: %w", err)
+		}
+		s.file, s.dir = filepath.Join(abs, ensureFile), abs
+	}
+	e.rootDir = s.dir
+	return s, nil
 }
 
 // confined reports whether grants narrow this scope (an apply's grants or

@@ -27,6 +27,16 @@ const (
 // ReadOnly reports whether mutating host calls are refused in this mode.
 func (m Mode) ReadOnly() bool { return m != ModeApply }
 
+// Request returns req with the mode flags a plugin reads (Request.Noop,
+// Request.HealthCheckOnly) set from m. The mode is the one carrier of the
+// fact (Caller.Mode); the host derives the flags with this when it calls
+// ccm_apply, so the engine never sets them. Status, read-only, asks for noop.
+func (m Mode) Request(req abi.Request) abi.Request {
+	req.Noop = m == ModeNoop || m == ModeStatus
+	req.HealthCheckOnly = m == ModeHealthCheck
+	return req
+}
+
 func (m Mode) String() string {
 	switch m {
 	case ModeApply:
@@ -192,11 +202,10 @@ type Caller struct {
 	Plugin   string
 	Manifest string // the declaring manifest file, for messages
 	Grants   Chain  // the scope's grant chain
-	Mode     Mode
-	// Properties are the calling resource's final properties: a probe exec
-	// in a read-only mode may run a command line written in one of the
-	// built-in plugin's declared guard properties (PluginInfo.Guards).
-	Properties map[string]any
+	// Mode is what the call may do, and the one place the run's mode
+	// lives: the host derives the request's noop and health-check-only
+	// flags from it (Mode.Request).
+	Mode Mode
 	// Lookup answers ccm_lookup (GJSON path into facts/data/environ).
 	Lookup func(path string) (any, bool)
 	// Log receives ccm_log lines; nil discards them.

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
 func TestChainAllows(t *testing.T) {
@@ -157,5 +159,27 @@ func TestDecodeGrantIn(t *testing.T) {
 	}
 	if _, err := DecodeGrant(map[string]any{"fs_read": []any{"vendor/**"}}); err == nil || !strings.Contains(err.Error(), "not an absolute") {
 		t.Errorf("DecodeGrant with a relative glob: %v", err)
+	}
+}
+
+// TestModeRequest: the request flags a plugin reads follow from the mode
+// alone, whatever the request said before.
+func TestModeRequest(t *testing.T) {
+	for _, tt := range []struct {
+		mode         Mode
+		noop, health bool
+	}{
+		{ModeApply, false, false},
+		{ModeNoop, true, false},
+		{ModeHealthCheck, false, true},
+		{ModeStatus, true, false},
+	} {
+		for _, in := range []abi.Request{{}, {Noop: true, HealthCheckOnly: true}} {
+			in.Name = "n"
+			got := tt.mode.Request(in)
+			if got.Noop != tt.noop || got.HealthCheckOnly != tt.health || got.Name != "n" {
+				t.Errorf("%s.Request(%+v) = %+v", tt.mode, in, got)
+			}
+		}
 	}
 }

@@ -108,6 +108,9 @@ type ValidateBatchResponse struct {
 
 // Request is the input of ccm_status and ccm_apply. Properties are final:
 // templates expanded (deferred ones too), defaults applied, ensure filled.
+// The host sets Noop and HealthCheckOnly from the run's mode; ccm never
+// calls ccm_apply in health-check-only mode (health checks run without the
+// plugin), so a plugin needs no HealthCheckOnly branch.
 type Request struct {
 	Type            string         `json:"type"`
 	Name            string         `json:"name"`

@@ -124,14 +124,13 @@ func (h *Host) call(name string, req, resp any) error {
 		mode = trust.ModeNoop
 	}
 	caller := trust.Caller{
-		Resource:   h.Info.Type,
-		Grants:     h.Grants,
-		Mode:       mode,
-		Properties: h.Properties,
-		Lookup:     h.lookup,
-		Log:        h.log,
+		Resource: h.Info.Type,
+		Grants:   h.Grants,
+		Mode:     mode,
+		Lookup:   h.lookup,
+		Log:      h.log,
 	}
-	r := dispatcher.Call(context.Background(), host.TestCall{Caller: caller, Info: h.Info, ThirdParty: h.ThirdParty}, name, req)
+	r := dispatcher.Call(context.Background(), host.TestCall{Caller: caller, Properties: h.Properties, Info: h.Info, ThirdParty: h.ThirdParty}, name, req)
 	if r.Error != nil {
 		return r.Error
 	}

@@ -13,6 +13,10 @@
 // match exactly, not case-insensitively: the host writes exact names. The
 // tests hold both properties against encoding/json, including by fuzzing.
 //
+// The per-type code (abi_gen.go) and the completeness tests' document lists
+// (docs_gen_test.go) are generated from sdk/abi by ./gen: after changing an
+// abi type, run go generate ./internal/wire (CI fails on a stale file).
+//
 // It imports only the standard library (no encoding/json code but the
 // RawMessage and Marshaler types), and builds natively and for wasip1.
 package wire
