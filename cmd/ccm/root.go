@@ -58,5 +58,6 @@ touch the host only through host calls checked against a capability grant.`,
 	root.AddCommand(newSessionCommand())
 	root.AddCommand(newPluginCommand())
 	root.AddCommand(newBundleCommand()) // bundle.go
+	root.AddCommand(newAgentCommand(), newFleetCommand())
 	return root
 }
