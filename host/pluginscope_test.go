@@ -405,3 +405,27 @@ func TestScopeKey(t *testing.T) {
 		t.Error("equal grants and limits gave different keys")
 	}
 }
+
+// TestRegisterBundled: a bundle's plugin file is read without the caller's
+// fs_read grant, but only inside the bundle and only when pinned.
+func TestRegisterBundled(t *testing.T) {
+	t.Parallel()
+	h := newBareHost(t)
+	ctx := context.Background()
+	bundle := tempDir(t)
+	file := probeFile(t, bundle, "probe.wasm")
+	confined := trust.Caller{Grants: trust.Chain{{FSRead: []string{"/nowhere/**"}}}}
+	if _, _, err := h.Register(ctx, confined, file, probeSum()); err == nil || !strings.Contains(err.Error(), "denied: fs_read not granted") {
+		t.Fatalf("Register outside the grant: %v, want the denial", err)
+	}
+	if _, _, err := h.RegisterBundled(ctx, confined, file, bundle, ""); err == nil || !strings.Contains(err.Error(), "must be pinned") {
+		t.Fatalf("unpinned: %v", err)
+	}
+	if _, _, err := h.RegisterBundled(ctx, confined, file, tempDir(t), probeSum()); err == nil || !strings.Contains(err.Error(), "not inside its bundle") {
+		t.Fatalf("outside the bundle: %v", err)
+	}
+	id, info, err := h.RegisterBundled(ctx, confined, file, bundle, probeSum())
+	if err != nil || info.Type != "probe" || id == "" {
+		t.Fatalf("RegisterBundled = %q, %+v, %v", id, info, err)
+	}
+}

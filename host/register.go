@@ -53,7 +53,31 @@ var reservedTypes = []string{"apply"}
 //     hostapi.ErrTypeTaken; the compiled module is kept, so registering it
 //     again is cheap and fails the same way.
 func (h *Host) Register(ctx context.Context, caller trust.Caller, file, wantSHA256 string) (string, abi.PluginInfo, error) {
-	wasm, err := h.readGranted(ctx, caller, file)
+	return h.register(ctx, caller, caller, file, wantSHA256)
+}
+
+// RegisterBundled implements hostapi.Plugins: the plugin file of a verified
+// remote bundle is read without the caller's fs_read grant (the bundle is
+// the scope's own, like its manifests and templates), and pinned; the
+// plugin itself is described and called under the caller's grants and
+// limits, so reading it unconfined gives it no rights.
+func (h *Host) RegisterBundled(ctx context.Context, caller trust.Caller, file, bundle, wantSHA256 string) (string, abi.PluginInfo, error) {
+	if wantSHA256 == "" {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: a remote bundle's plugins must be pinned", file)
+	}
+	rel, err := filepath.Rel(filepath.Clean(bundle), filepath.Clean(file))
+	if !filepath.IsAbs(bundle) || err != nil || !filepath.IsLocal(rel) {
+		return "", abi.PluginInfo{}, fmt.Errorf("plugin %s: not inside its bundle %s", file, bundle)
+	}
+	reader := caller
+	reader.Grants = nil // the bundle's own verified file, read like its manifests
+	return h.register(ctx, reader, caller, file, wantSHA256)
+}
+
+// register reads file as reader (whose grant the read passes), checks the
+// pin, and compiles and describes the module as caller.
+func (h *Host) register(ctx context.Context, reader, caller trust.Caller, file, wantSHA256 string) (string, abi.PluginInfo, error) {
+	wasm, err := h.readGranted(ctx, reader, file)
 	if err != nil {
 		return "", abi.PluginInfo{}, err
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
@@ -369,4 +371,69 @@ func (o runOutput) eventIn(t *testing.T, manifest, ref string) *session.Event {
 	}
 	t.Fatalf("no event for %s in %s", ref, manifest)
 	return nil
+}
+
+// TestRemoteBundlePluginConfined: a vendor's bundle ships its own pinned
+// plugin, published to NATS and applied confined, with fs_read on nothing
+// but OUT. The plugin file is read from the verified bundle as the bundle's
+// manifests are, yet the plugin runs under the apply's grants: its write
+// inside OUT lands, its write outside is refused and changes nothing.
+func TestRemoteBundlePluginConfined(t *testing.T) {
+	env, js, _ := remoteEnv(t)
+	work := t.TempDir()
+	out := filepath.Join(work, "out")
+	os.MkdirAll(out, 0o755)
+	outside := filepath.Join(work, "outside")
+	probeWasm, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "probe", "probe.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(probeWasm)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "probe.wasm"), probeWasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(path string) string {
+		return `[{call: ccm_fs_write, request: {path: "` + path + `", content: "aGk=", mode: 420}}]`
+	}
+	writeManifest(t, dir, "manifest.yaml", `
+ccm:
+  plugins:
+    - {path: probe.wasm, sha256: "`+hex.EncodeToString(sum[:])+`"}
+  resources:
+    - probe:
+        - inside: {calls: `+write(filepath.Join(out, "probe"))+`}
+        - outside: {calls: `+write(outside)+`}
+`)
+	archive, err := bundle.Pack(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	obj, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "VENDOR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obj.PutBytes(ctx, "plug.tar.gz", archive); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, work, "site.yaml", `
+ccm:
+  resources:
+    - apply:
+        - obj://VENDOR/plug.tar.gz:
+            allow_apply: false
+            grants: {fs_read: ["`+out+`/**"], fs_write: ["`+out+`/**"], net: ["nats:obj/VENDOR"]}
+`)
+	_, res := applyJSONEnv(t, work, env, "site.yaml")
+	if b, err := os.ReadFile(filepath.Join(out, "probe")); err != nil || string(b) != "hi" {
+		t.Fatalf("the bundle's plugin did not write inside its grant: %q, %v\nexit %d\n%s%s", b, err, res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Lstat(outside); err == nil {
+		t.Fatal("the bundle's plugin wrote outside its grant")
+	}
+
+	if !strings.Contains(res.Stdout+res.Stderr, "fs_write") {
+		t.Errorf("the refused write is not named:\n%s%s", res.Stdout, res.Stderr)
+	}
 }

@@ -59,6 +59,13 @@ func (f *fakePlugins) Info(_ context.Context, _ trust.Caller, typ string) (abi.P
 
 func (f *fakePlugins) Preload(context.Context, trust.Caller, []string) error { return nil }
 
+// RegisterBundled reads a bundle's fake plugin file without the caller's
+// grant, as the host does.
+func (f *fakePlugins) RegisterBundled(ctx context.Context, caller trust.Caller, file, _, want string) (string, abi.PluginInfo, error) {
+	caller.Grants = nil
+	return f.Register(ctx, caller, file, want)
+}
+
 // Register reads a fake plugin file (its PluginInfo as JSON) through the
 // caller's fs_read grant, checks the pin like the host, and refuses the
 // built-in type mark.

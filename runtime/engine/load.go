@@ -402,10 +402,8 @@ func (e *Engine) templateReader(ctx context.Context, s scope) func(string) ([]by
 	return func(path string) ([]byte, error) {
 		// A remote bundle's own files (verified, link-free) are the
 		// scope's to read whatever its fs_read grant says.
-		if s.bundle != "" && filepath.IsAbs(path) {
-			if rel, err := filepath.Rel(s.bundle, filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
-				return e.opts.Plugins.ReadFile(ctx, own, path)
-			}
+		if s.inBundle(path) {
+			return e.opts.Plugins.ReadFile(ctx, own, path)
 		}
 		return e.opts.Plugins.ReadFile(ctx, caller, path)
 	}

@@ -70,7 +70,14 @@ func (e *Engine) declare(ctx context.Context, s scope, refs []manifest.PluginRef
 	for i, ref := range refs {
 		wg.Go(func() {
 			r := &regs[i]
-			r.id, r.info, r.err = e.opts.Plugins.Register(ctx, caller, resolvePath(s.dir, ref.Path), ref.SHA256)
+			file := resolvePath(s.dir, ref.Path)
+			if s.inBundle(file) {
+				// The bundle's own plugin: read as its manifests are,
+				// run under the scope's grants like any plugin.
+				r.id, r.info, r.err = e.opts.Plugins.RegisterBundled(ctx, caller, file, s.bundle, ref.SHA256)
+				return
+			}
+			r.id, r.info, r.err = e.opts.Plugins.Register(ctx, caller, file, ref.SHA256)
 		})
 	}
 	wg.Wait()

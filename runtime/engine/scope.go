@@ -97,6 +97,16 @@ func (s scope) mode() trust.Mode {
 // one resource (registering its ccm.plugins, describing and validating):
 // its grants and limits decide what the host reads for it and which plugin
 // instance serves it.
+// inBundle reports whether path lies inside the verified remote bundle
+// this scope's manifest came from: the scope's own files.
+func (s scope) inBundle(path string) bool {
+	if s.bundle == "" || !filepath.IsAbs(path) {
+		return false
+	}
+	rel, err := filepath.Rel(s.bundle, filepath.Clean(path))
+	return err == nil && filepath.IsLocal(rel)
+}
+
 func (s scope) pluginCaller() trust.Caller {
 	return trust.Caller{Manifest: s.file, Grants: s.grants, Limits: s.limits, Mode: trust.ModeStatus}
 }

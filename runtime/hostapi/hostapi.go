@@ -43,6 +43,13 @@ type Plugins interface {
 	// built-in or operator-installed type) is refused with an error wrapping
 	// ErrTypeTaken.
 	Register(ctx context.Context, caller trust.Caller, file, wantSHA256 string) (id string, info abi.PluginInfo, err error)
+	// RegisterBundled is Register for a pinned plugin file inside bundle,
+	// the extracted directory of a verified remote bundle (immutable and
+	// link-free): the file is read without caller's fs_read grant, as the
+	// bundle's own manifests and templates are, but described, and later
+	// called, under caller's grants and limits like any plugin. A file
+	// outside bundle, or an empty pin, is refused.
+	RegisterBundled(ctx context.Context, caller trust.Caller, file, bundle, wantSHA256 string) (id string, info abi.PluginInfo, err error)
 	// Validate runs ccm_validate for many resources of one type at once.
 	Validate(ctx context.Context, caller trust.Caller, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
 	// Status runs ccm_status with a read-only caller.
