@@ -1,6 +1,8 @@
 package manifest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -45,9 +47,24 @@ func Parse(src []byte, file string) (*Document, error) {
 		return nil, &Error{File: file, Err: fmt.Errorf("%w: the manifest is empty; declare resources under ccm.resources", ErrNoResources)}
 	}
 	if err := p.top(root, doc); err != nil {
+		// yaml.v3 places a node of an empty document ("---") on the line
+		// after the last: point at the last line instead.
+		var e *Error
+		if errors.As(err, &e) {
+			if n := lineCount(src); e.Line > n {
+				e.Line, e.Column = n, 0
+			}
+		}
 		return nil, err
 	}
 	return doc, nil
+}
+
+// lineCount counts lines as YAML does: "\r\n", "\r" and "\n" each end one
+// (a lone "\r" is a line break to both YAML parsers).
+func lineCount(src []byte) int {
+	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	return bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
 }
 
 // parser holds what every step of one Parse call needs.

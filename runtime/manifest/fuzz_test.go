@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 )
@@ -33,7 +32,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &e) {
 				t.Fatalf("error is not a *Error: %T %v", err, err)
 			}
-			if lines := yamlLines(src); e.Line > lines || e.Line < 0 || e.Column < 0 {
+			if lines := lineCount(src); e.Line > lines || e.Line < 0 || e.Column < 0 {
 				t.Fatalf("error placed at %d:%d in a document of %d lines: %v", e.Line, e.Column, lines, err)
 			}
 			return
@@ -52,13 +51,6 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
-}
-
-// yamlLines counts lines as YAML does: "\r\n", "\r" and "\n" each end
-// one (a lone "\r" is a line break to both YAML parsers).
-func yamlLines(src []byte) int {
-	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	return bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
 }
 
 // FuzzParseRef checks that ParseRef never panics and round-trips.
