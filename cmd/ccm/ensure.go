@@ -88,7 +88,7 @@ and expressions.`,
 	cmd.AddCommand(newEnsurePackageCommand(g))
 	cmd.AddCommand(newEnsureServiceCommand(g))
 	cmd.AddCommand(newEnsureUnavailableCommand("archive", "FILE URL", "download and extract an archive"))
-	cmd.AddCommand(newEnsureUnavailableCommand("scaffold", "NAME [SOURCE] [ENSURE]", "render a directory of templates"))
+	cmd.AddCommand(newEnsureScaffoldCommand(g))
 	cmd.AddCommand(newEnsureAPICommand(g))
 	return cmd
 }

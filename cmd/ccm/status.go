@@ -21,10 +21,9 @@ import (
 // statusUnsupported are the types whose plugin has no current state to
 // show, with what to do instead (docs/resources.md).
 var statusUnsupported = map[string]string{
-	"exec":     "a command has no state to read; `ccm apply --noop` shows whether it would run",
-	"apply":    "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
-	"archive":  "use `ccm status file PATH` on the archive or on its creates path",
-	"scaffold": "use `ccm status file PATH` on the files it renders",
+	"exec":    "a command has no state to read; `ccm apply --noop` shows whether it would run",
+	"apply":   "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
+	"archive": "use `ccm status file PATH` on the archive or on its creates path",
 }
 
 func newStatusCommand() *cobra.Command {
@@ -39,8 +38,9 @@ a read-only caller, so the host refuses every write and runs only the
 plugin's probe commands.
 
 TYPE is file, package, service or an operator plugin's type; a relative file
-NAME is taken from the current directory. exec, apply, archive and scaffold
-have no state to show.`,
+NAME is taken from the current directory. exec, apply and archive have no
+state to show; scaffold shows whether its target exists and the files in it
+(comparing them with a source needs the manifest: ccm apply --noop).`,
 		Example: `  ccm status file /etc/motd
   ccm status package openssh-server --json
   ccm info service sshd`,
