@@ -315,6 +315,13 @@ func (r *renderer) render(name string, data any) (string, error) {
 		data = r.env
 	}
 	out, err := r.renderFile(rel, data)
+	if err != nil && errors.Is(err, errBudget) {
+		// One line naming the limit, not one "rendering" per level.
+		msg := err.Error()
+		if i := strings.Index(msg, errBudget.Error()); i >= 0 {
+			err = fmt.Errorf("%w%s (in %s)", errBudget, msg[i+len(errBudget.Error()):], path.Join(r.src, rel))
+		}
+	}
 	return string(out), err
 }
 
