@@ -407,11 +407,11 @@ func TestConfinedGrant(t *testing.T) {
 	h := newHost()
 	h.Grants = grant
 	res := apply(h, filepath.Join(dir, "elsewhere"), map[string]any{"source": "src", "engine": "go"}, dir)
-	if !strings.Contains(res.Error, "denied") {
+	if !strings.Contains(res.Error, "denied") || !strings.Contains(res.Error, secret) {
 		t.Fatalf("reading a file outside the grant: %+v", res)
 	}
 	tree(t, filepath.Join(dir, "src2"), map[string]string{"a": "x"})
-	grant = trust.Chain{{FSRead: []string{dir + "/src2/**", dir + "/src2"}, FSWrite: []string{allowed, allowed + "/**"}}}
+	grant = trust.Chain{{FSRead: []string{dir + "/src2/**", dir + "/src2", allowed, allowed + "/**"}, FSWrite: []string{allowed, allowed + "/**"}}}
 	h.Grants = grant
 	res = apply(h, filepath.Join(dir, "elsewhere"), map[string]any{"source": "src2"}, dir)
 	if !strings.Contains(res.Error, "denied") || !strings.Contains(res.Error, "not granted for "+filepath.Join(dir, "elsewhere")) {
