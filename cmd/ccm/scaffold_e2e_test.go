@@ -1,0 +1,244 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+)
+
+// files returns every regular file and symlink under dir (rel → content,
+// or "-> target" for a link).
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.Type()&os.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			out[rel] = "-> " + l
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[rel] = string(b)
+		return nil
+	})
+	return out
+}
+
+func writeTree(t *testing.T, dir string, tree map[string]string) {
+	t.Helper()
+	for rel, content := range tree {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sameFiles(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("files:\n got %q\nwant %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestScaffoldApply: both engines, partials, data, delimiters, skip_empty,
+// write, post and purge through the real binary; a second run is stable
+// and changes nothing; a noop after a source edit shows the change and
+// writes nothing; purge removes a link pointing outside, never what it
+// points to.
+func TestScaffoldApply(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"jet/_partials/head":  "# [[ data.app ]] on [[ facts.host.info.hostname != \"\" ]]\n",
+		"jet/app.conf":        "[[ render(\"_partials/head\", .) ]]port = [[ data.port ]]\n[[ range i, v := data.users ]][[ v ]][[ if i < len(data.users) - 1 ]],[[ end ]][[ end ]]\n",
+		"jet/empty.txt":       "[[ if false ]]never[[ end ]]\n",
+		"jet/bin/run.sh":      "#!/bin/sh\necho [[ data.app ]]\n",
+		"go/unit.service":     "ExecStart={{ keep }} << .data.app | upper >> << join \",\" .data.users >><< write \"extra.txt\" (printf \"%d\" .data.port) >>\n",
+		"outside/keep":        "outside",
+		"out-jet/stray":       "stray",
+		"out-jet/sub/stray2":  "stray",
+		"out-go/not-mine.txt": "kept: no purge",
+	})
+	if err := os.Symlink(filepath.Join(dir, "outside"), filepath.Join(dir, "out-jet", "link")); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, dir, "m.yaml", `
+data:
+  app: demo
+  port: 8080
+  users: [ann, bob]
+ccm:
+  resources:
+    - scaffold:
+        - @DIR@/out-jet:
+            source: jet
+            skip_empty: true
+            purge: true
+            post:
+              - "*.sh": "chmod +x {}"
+        - @DIR@/out-go:
+            source: go
+            engine: go
+            left_delimiter: "<<"
+            right_delimiter: ">>"
+`)
+	out, res := applyJSON(t, dir, "m.yaml")
+	if res.Code != 0 || out.Summary.Changed != 2 {
+		t.Fatalf("first run: exit %d, %+v\n%s\n%s", res.Code, out.Summary, res.Stdout, res.Stderr)
+	}
+	sameFiles(t, files(t, filepath.Join(dir, "out-jet")), map[string]string{
+		"app.conf":   "# demo on true\nport = 8080\nann,bob\n",
+		"bin/run.sh": "#!/bin/sh\necho demo\n",
+	})
+	sameFiles(t, files(t, filepath.Join(dir, "out-go")), map[string]string{
+		"unit.service": "ExecStart={{ keep }} DEMO ann,bob\n",
+		"extra.txt":    "8080",
+		"not-mine.txt": "kept: no purge",
+	})
+	sameFiles(t, files(t, filepath.Join(dir, "outside")), map[string]string{"keep": "outside"})
+	if st, err := os.Stat(filepath.Join(dir, "out-jet", "bin", "run.sh")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("post chmod: %v %v", st, err)
+	}
+
+	out, res = applyJSON(t, dir, "m.yaml")
+	if res.Code != 0 || out.Summary.Changed != 0 || out.Summary.Stable != 2 {
+		t.Fatalf("second run is not stable: exit %d, %+v\n%s", res.Code, out.Summary, res.Stdout)
+	}
+
+	writeTree(t, dir, map[string]string{"jet/app.conf": "port = [[ data.port ]]\n"})
+	res = ccmtest.Run(t, dir, nil, "apply", "--noop", "m.yaml")
+	if res.Code != 0 || !strings.Contains(res.Stdout, "Would have changed 1 scaffold files") || !strings.Contains(res.Stdout, "-ann,bob") {
+		t.Fatalf("noop: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if got := files(t, filepath.Join(dir, "out-jet"))["app.conf"]; got != "# demo on true\nport = 8080\nann,bob\n" {
+		t.Fatalf("noop wrote: %q", got)
+	}
+}
+
+// TestScaffoldTemplateBomb: a loop or a doubling string in a template is
+// refused under the budget with an error naming the limit, quickly, and
+// nothing is written.
+func TestScaffoldTemplateBomb(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"loop/a":   "[[ range i := ints(0, 1000000000) ]]x[[ end ]]",
+		"repeat/a": "{{ range until 100000 }}{{ repeat 100000 \"xxxxxxxxxx\" }}{{ end }}",
+	})
+	writeManifest(t, dir, "m.yaml", `
+ccm:
+  resources:
+    - scaffold:
+        - @DIR@/out-loop: {source: loop}
+        - @DIR@/out-repeat: {source: repeat, engine: go}
+`)
+	out, res := applyJSON(t, dir, "m.yaml")
+	if res.Code != 1 || out.Summary.Failed != 2 {
+		t.Fatalf("exit %d, %+v\n%s", res.Code, out.Summary, res.Stderr)
+	}
+	for ref, want := range map[string]string{
+		"scaffold#" + dir + "/out-loop":   "template budget exceeded: over 1000000 loop iterations and template calls in one scaffold (max_steps)",
+		"scaffold#" + dir + "/out-repeat": "template budget exceeded",
+	} {
+		if e := out.event(t, ref); !e.Failed || !strings.Contains(strings.Join(e.Error, " "), want) {
+			t.Fatalf("%s: want %q, got %+v", ref, want, e)
+		}
+	}
+	for _, d := range []string{"out-loop", "out-repeat"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
+			t.Fatalf("%s exists", d)
+		}
+	}
+}
+
+// TestScaffoldConfinedVendor: a vendor manifest applied with
+// allow_apply: false and a narrow grant renders inside its grant only:
+// a target outside it and a template reading outside it are refused, and
+// nothing outside is written.
+func TestScaffoldConfinedVendor(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"secret":                   "s3cret",
+		"vendor/tpl/ok.conf":       "port=[[ data.port ]]\n",
+		"vendor/steal/stolen.conf": "[[ readFile(\"../secret\") ]]",
+	})
+	writeManifest(t, dir, "m.yaml", `
+ccm:
+  resources:
+    - apply:
+        - vendor/manifest.yaml:
+            allow_apply: false
+            grants: {fs_read: ["@DIR@/vendor/**", "@DIR@/vendor"], fs_write: ["@DIR@/vendor/out", "@DIR@/vendor/out/**"]}
+            data: {port: 9090}
+`)
+	writeManifest(t, dir, "vendor/manifest.yaml", `
+ccm:
+  resources:
+    - scaffold:
+        - @DIR@/vendor/out: {source: tpl}
+        - @DIR@/escaped: {source: tpl}
+        - @DIR@/vendor/out/stolen: {source: steal}
+`)
+	out, res := applyJSON(t, dir, "m.yaml")
+	if res.Code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if e := out.eventIn(t, "vendor/manifest.yaml", "scaffold#"+dir+"/vendor/out"); e.Failed || !e.Changed {
+		t.Fatalf("inside the grant: %+v", e)
+	}
+	if e := out.eventIn(t, "vendor/manifest.yaml", "scaffold#"+dir+"/escaped"); !e.Failed || !strings.Contains(strings.Join(e.Error, " "), "denied") {
+		t.Fatalf("outside the grant: %+v", e)
+	}
+	if e := out.eventIn(t, "vendor/manifest.yaml", "scaffold#"+dir+"/vendor/out/stolen"); !e.Failed || !strings.Contains(strings.Join(e.Error, " "), "fs_read not granted for "+filepath.Join(dir, "secret")) {
+		t.Fatalf("reading outside the grant: %+v", e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escaped")); !os.IsNotExist(err) {
+		t.Fatalf("escaped exists: %v", err)
+	}
+	sameFiles(t, files(t, filepath.Join(dir, "vendor", "out")), map[string]string{"ok.conf": "port=9090\n"})
+}
+
+// TestEnsureScaffold: ccm ensure scaffold and ccm status scaffold.
+func TestEnsureScaffold(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"tpl/a.txt": "{{ upper \"x\" }}", "tpl/b.sh": "b", "out/stray": "s"})
+	target := filepath.Join(dir, "out")
+	args := []string{"ensure", "scaffold", target, "tpl", "--engine", "go", "--purge", "--post", "*.sh=chmod +x {}"}
+	res := ccmtest.Run(t, dir, nil, args...)
+	if res.Code != 0 || !strings.Contains(res.Stdout, "changed") {
+		t.Fatalf("ensure: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	sameFiles(t, files(t, target), map[string]string{"a.txt": "X", "b.sh": "b"})
+	res = ccmtest.Run(t, dir, nil, append(args, "--detailed-exitcodes")...)
+	if res.Code != 0 {
+		t.Fatalf("second ensure changed something: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	res = ccmtest.Run(t, dir, nil, "status", "scaffold", target)
+	if res.Code != 0 || !strings.Contains(res.Stdout, "target_exists: true") || !strings.Contains(res.Stdout, filepath.Join(target, "a.txt")) {
+		t.Fatalf("status: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	res = ccmtest.Run(t, dir, nil, "ensure", "scaffold", target, "tpl", "absent", "--engine", "go")
+	if res.Code != 0 {
+		t.Fatalf("absent: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("target left after absent: %v", err)
+	}
+}
