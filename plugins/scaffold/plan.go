@@ -44,12 +44,13 @@ type change struct {
 
 // plan is a rendered source compared with the target directory.
 type plan struct {
-	targetExists bool
-	changes      []change // sorted by rel
-	missingDirs  []string // source directories absent from the target
-	extra        []string // files in the target the source does not produce (CCM's "purged")
-	unposted     int      // files whose post commands did not run (noop, status)
-	seen         map[string]string
+	targetExists  bool
+	changes       []change // sorted by rel
+	missingDirs   []string // source directories absent from the target
+	extra         []string // files in the target the source does not produce (CCM's "purged")
+	unposted      int      // files whose post commands did not run (noop, status)
+	createdTarget bool     // post-processing created the target to stage files in
+	seen          map[string]string
 }
 
 // survey renders the source and compares it with the target. With post,
@@ -92,10 +93,11 @@ func survey(h sdk.Host, s spec, workDir string, post bool) (*plan, error) {
 	rels := append([]string(nil), r.order...)
 	sort.Strings(rels)
 	if post && len(s.post) > 0 {
-		if err := runPost(h, s, r, rels, p.targetExists); err != nil {
+		created, err := runPost(h, s, r, rels, p.targetExists)
+		if err != nil {
 			return nil, err
 		}
-		p.targetExists = true
+		p.createdTarget = created
 	}
 	for _, rel := range rels {
 		f := r.files[rel]
@@ -236,7 +238,7 @@ func (p *plan) work(s spec) []string {
 		}
 		return out
 	}
-	if !p.targetExists {
+	if !p.targetExists || p.createdTarget {
 		out = append(out, "create directory "+s.target)
 	}
 	for _, d := range p.missingDirs {
@@ -447,7 +449,7 @@ func (p *plan) diff(h sdk.Host, s spec, hide bool) string {
 // runPost stages each produced file that a post rule matches in
 // target/.ccm-scaffold-post/, runs its commands there (ccm_exec, under the
 // scope's exec grant), and takes back its content and mode.
-func runPost(h sdk.Host, s spec, r *renderer, rels []string, targetExists bool) (err error) {
+func runPost(h sdk.Host, s spec, r *renderer, rels []string, targetExists bool) (created bool, err error) {
 	staged := false
 	stage := path.Join(s.target, stagingDir)
 	defer func() {
@@ -455,6 +457,10 @@ func runPost(h sdk.Host, s spec, r *renderer, rels []string, targetExists bool) 
 			if rerr := h.Remove(abi.FSRemoveRequest{Path: stage, Recursive: true}); rerr != nil && err == nil {
 				err = fmt.Errorf("removing %s: %w", stage, rerr)
 			}
+		}
+		if created && err != nil {
+			// Leave no empty target behind a failed post command.
+			_ = h.Remove(abi.FSRemoveRequest{Path: s.target})
 		}
 	}()
 	for _, rel := range rels {
@@ -466,43 +472,44 @@ func runPost(h sdk.Host, s spec, r *renderer, rels []string, targetExists bool) 
 		if !staged {
 			if !targetExists {
 				if err := h.Mkdir(abi.FSMkdirRequest{Path: s.target, Mode: dirMode, Parents: true}); err != nil {
-					return fmt.Errorf("creating %s: %w", s.target, err)
+					return created, fmt.Errorf("creating %s: %w", s.target, err)
 				}
+				created = true
 			}
 			if err := h.Mkdir(abi.FSMkdirRequest{Path: stage, Mode: 0o700}); err != nil && !isCode(err, abi.CodeExists) {
-				return fmt.Errorf("creating %s: %w", stage, err)
+				return created, fmt.Errorf("creating %s: %w", stage, err)
 			}
 			staged = true
 		}
 		tmp := path.Join(stage, path.Base(rel))
 		if err := h.WriteFile(abi.FSWriteRequest{Path: tmp, Content: f.content, Mode: fileMode}); err != nil {
-			return fmt.Errorf("staging %s for post-processing: %w", rel, err)
+			return created, fmt.Errorf("staging %s for post-processing: %w", rel, err)
 		}
 		for _, rule := range rules {
 			argv := rule.command(tmp)
 			out, err := h.Exec(abi.ExecRequest{Argv: argv, Env: []string{postPath}, Cwd: s.target})
 			if err != nil {
-				return fmt.Errorf("post-processing %s with %q: %w", rel, strings.Join(rule.argv, " "), err)
+				return created, fmt.Errorf("post-processing %s with %q: %w", rel, strings.Join(rule.argv, " "), err)
 			}
 			if out.ExitCode != 0 || out.TimedOut {
-				return fmt.Errorf("post-processing %s with %q: exit status %d: %s", rel, strings.Join(rule.argv, " "), out.ExitCode, strings.TrimSpace(out.Stderr+out.Stdout))
+				return created, fmt.Errorf("post-processing %s with %q: exit status %d: %s", rel, strings.Join(rule.argv, " "), out.ExitCode, strings.TrimSpace(out.Stderr+out.Stdout))
 			}
 		}
 		st, err := h.Stat(abi.FSStatRequest{Path: tmp})
 		if err != nil || !st.Exists || st.Type != "file" {
-			return fmt.Errorf("post-processing %s: the file is gone after its commands (%v)", rel, err)
+			return created, fmt.Errorf("post-processing %s: the file is gone after its commands (%v)", rel, err)
 		}
 		b, err := h.ReadFile(abi.FSReadRequest{Path: tmp, MaxBytes: maxFileBytes})
 		if err != nil {
-			return fmt.Errorf("post-processing %s: reading it back: %w", rel, err)
+			return created, fmt.Errorf("post-processing %s: reading it back: %w", rel, err)
 		}
 		f.content = b
 		f.setMode(st.Mode & 0o777)
 		if err := h.Remove(abi.FSRemoveRequest{Path: tmp}); err != nil {
-			return fmt.Errorf("removing %s: %w", tmp, err)
+			return created, fmt.Errorf("removing %s: %w", tmp, err)
 		}
 	}
-	return nil
+	return created, nil
 }
 
 func isCode(err error, code string) bool {
