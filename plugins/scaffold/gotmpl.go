@@ -22,7 +22,11 @@ const (
 // that can build large values replaced by budgeted ones, CCM's template
 // functions, and write and render.
 func (r *renderer) goFuncs() template.FuncMap {
+	if r.funcs != nil {
+		return r.funcs
+	}
 	f := template.FuncMap(sprig.TxtFuncMap())
+	r.funcs = f
 	b := r.b
 	f[goRangeFn] = func(v any) (any, error) {
 		n := count(reflect.ValueOf(v))

@@ -40,6 +40,7 @@ type renderer struct {
 	order []string // rel paths in the order first produced
 	dirs  []string // source directories (rel), created in the target
 	cache map[string][]byte
+	funcs template.FuncMap // the Go engine's functions, built once
 }
 
 func newRenderer(h sdk.Host, s spec, src, workDir string, env map[string]any) *renderer {

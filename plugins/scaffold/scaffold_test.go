@@ -470,3 +470,33 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status without a source: %+v", resp)
 	}
 }
+
+func TestNoopAbsentAndLinkReplaced(t *testing.T) {
+	dir, target := converge(t, map[string]any{}, map[string]string{"a": "a", "b": "b"}, map[string]string{"a": "a", "b": "b"})
+	h := newHost()
+	h.ReadOnly = true
+	res := apply(h, target, map[string]any{"source": "src", "ensure": "absent"}, dir)
+	if res.Error != "" || !res.Changed || res.NoopMessage != "Would have removed 2 scaffold files" {
+		t.Fatalf("noop absent: %+v", res)
+	}
+	equal(t, read(t, target), map[string]string{"a": "a", "b": "b"})
+
+	// A symlink where a rendered file goes is replaced by the file; what
+	// it pointed to is untouched.
+	outside := filepath.Join(dir, "outside")
+	tree(t, dir, map[string]string{"outside": "outside"})
+	os.Remove(filepath.Join(target, "a"))
+	if err := os.Symlink(outside, filepath.Join(target, "a")); err != nil {
+		t.Fatal(err)
+	}
+	res = apply(newHost(), target, map[string]any{"source": "src"}, dir)
+	if res.Error != "" || !res.Changed {
+		t.Fatalf("apply over a link: %+v", res)
+	}
+	if st, err := os.Lstat(filepath.Join(target, "a")); err != nil || !st.Mode().IsRegular() {
+		t.Fatalf("a is not a regular file: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "outside" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+}
