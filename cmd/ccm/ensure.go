@@ -66,7 +66,7 @@ and expressions.`,
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg) and service (svc), and api pipe", args[0])}
+			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg), service (svc) and scaffold, and api pipe", args[0])}
 		}
 		return cmd.Help()
 	}
