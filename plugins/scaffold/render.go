@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"regexp"
 	"strings"
 	"text/template"
 
@@ -211,12 +212,25 @@ func (r *renderer) renderJet(name, body string, data any, left, right string) (o
 		if w.err != nil {
 			return nil, w.err
 		}
-		return nil, err
+		return nil, cleanJet(err)
 	}
 	if w.err != nil {
 		return nil, w.err
 	}
 	return w.buf, nil
+}
+
+// jetUnknown is the variable dump of Jet's unknown-identifier error.
+var jetUnknown = regexp.MustCompile(` not available in current \(map\[.*\]\) or parent scope, global, or default variables`)
+
+// cleanJet shortens Jet's unknown-identifier error, which prints every
+// variable's type, to one line saying what exists.
+func cleanJet(err error) error {
+	msg := err.Error()
+	if loc := jetUnknown.FindStringIndex(msg); loc != nil {
+		return fmt.Errorf("%s is not defined; scaffold templates see facts, data, environ (or Facts, Data, Environ) and the functions of docs/scaffold.md%s", msg[:loc[0]], msg[loc[1]:])
+	}
+	return err
 }
 
 // jetFuncs are CCM's Jet functions plus write and render.

@@ -500,3 +500,12 @@ func TestNoopAbsentAndLinkReplaced(t *testing.T) {
 		t.Fatalf("the link's target was written: %q", b)
 	}
 }
+
+func TestJetUnknownIdentifier(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, filepath.Join(dir, "src"), map[string]string{"x": "[[ nofunc(1) ]]"})
+	res := apply(newHost(), filepath.Join(dir, "out"), map[string]any{"source": "src"}, dir)
+	if !strings.Contains(res.Error, `identifier "nofunc" is not defined; scaffold templates see facts`) || strings.Contains(res.Error, "map[") {
+		t.Fatalf("error: %s", res.Error)
+	}
+}
