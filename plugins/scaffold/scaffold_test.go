@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -448,10 +449,13 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
-	if errs := (&scaffoldType{}).Validate(abi.ValidateRequest{Properties: map[string]any{"name": "/tmp/x", "source": "s", "engine": "go",
-		"post": []any{map[string]any{"*.go": "go fmt {}"}}, "data": map[string]any{"a": 1.0}, "purge": true, "skip_empty": true}}); len(errs) > 0 {
+	valid := map[string]any{"name": "/tmp/x", "ensure": "absent", "source": "s", "engine": "go", "left_delimiter": "<<", "right_delimiter": ">>",
+		"post": []any{map[string]any{"*.go": "go fmt {}", "*.sh": "chmod +x {}"}}, "data": map[string]any{"a": 1.0, "b": []any{"x"}}, "purge": true, "skip_empty": true}
+	if errs := (&scaffoldType{}).Validate(abi.ValidateRequest{Properties: valid}); len(errs) > 0 {
 		t.Fatalf("valid: %v", errs)
 	}
+	schematest.Accepts(t, (&scaffoldType{}).Info(), valid)
+	schematest.Accepts(t, (&scaffoldType{}).Info(), map[string]any{"name": "/tmp/x", "source": "s", "data": nil, "post": nil})
 }
 
 func TestStatus(t *testing.T) {
