@@ -66,7 +66,7 @@ func survey(h sdk.Host, s spec, workDir string, post bool) (*plan, error) {
 		return nil, fmt.Errorf("reading source directory %s: %w", src, err)
 	}
 	if !st.Exists || st.Type != "directory" {
-		return nil, fmt.Errorf("source: %s is not a directory", src)
+		return nil, &missingSource{src: src}
 	}
 	env, err := templateEnv(h, s)
 	if err != nil {
@@ -511,6 +511,12 @@ func runPost(h sdk.Host, s spec, r *renderer, rels []string, targetExists bool) 
 	}
 	return created, nil
 }
+
+// missingSource is a source directory that is not there (or not a
+// directory).
+type missingSource struct{ src string }
+
+func (e *missingSource) Error() string { return "source: " + e.src + " is not a directory" }
 
 func isCode(err error, code string) bool {
 	ce, ok := err.(*abi.CallError)

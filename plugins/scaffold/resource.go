@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -53,6 +54,14 @@ func (*scaffoldType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		return res
 	}
 	p, err := survey(h, s, req.WorkingDir, !req.Noop && s.ensure == ensurePresent)
+	var missing *missingSource
+	if req.Noop && req.AfterChanges && errors.As(err, &missing) {
+		// An earlier change (an archive, a file) may create the source:
+		// no evidence that the real run fails (docs/decisions.md, honest noop).
+		res.Changed = true
+		res.NoopMessage = fmt.Sprintf("Would have rendered %s into %s (the source does not exist yet; an earlier change may create it)", missing.src, s.target)
+		return res
+	}
 	if err != nil {
 		res.Error = err.Error()
 		return res

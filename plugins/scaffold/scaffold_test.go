@@ -513,3 +513,20 @@ func TestJetUnknownIdentifier(t *testing.T) {
 		t.Fatalf("error: %s", res.Error)
 	}
 }
+
+func TestNoopMissingSource(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out")
+	h := newHost()
+	h.ReadOnly = true
+	p := map[string]any{"ensure": "present", "source": "later"}
+	h.Properties = p
+	res := (&scaffoldType{}).Apply(h, abi.Request{Type: typeName, Name: target, Properties: p, WorkingDir: dir, Noop: true})
+	if !strings.Contains(res.Error, "source: "+dir+"/later is not a directory") {
+		t.Fatalf("noop, nothing before: %+v", res)
+	}
+	res = (&scaffoldType{}).Apply(h, abi.Request{Type: typeName, Name: target, Properties: p, WorkingDir: dir, Noop: true, AfterChanges: true})
+	if res.Error != "" || !res.Changed || !strings.Contains(res.NoopMessage, "an earlier change may create it") {
+		t.Fatalf("noop after changes: %+v", res)
+	}
+}
