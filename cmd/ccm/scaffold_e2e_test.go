@@ -331,3 +331,32 @@ ccm:
 		t.Fatalf("trees differ\nccm:\n%s\n\nCCM:\n%s", trees["ccm"], trees["ref"])
 	}
 }
+
+// TestScaffoldManyFiles renders 300 files: enough allocation for the
+// plugin's garbage collector to run mid-call, which once closed the stdio
+// transport's stdout (the finalizer of the replaced os.Stdout) and failed
+// the apply with "write output to stdout: Bad file number".
+func TestScaffoldManyFiles(t *testing.T) {
+	dir := t.TempDir()
+	tree := map[string]string{}
+	for i := 0; i < 300; i++ {
+		tree[filepath.Join("tpl", "d"+strings.Repeat("x", i%3), "f"+strings.Repeat("y", i/3)+".conf")] = "port=[[ data.port ]]\n"
+	}
+	writeTree(t, dir, tree)
+	writeManifest(t, dir, "m.yaml", `
+data: {port: 1}
+ccm:
+  resources:
+    - scaffold:
+        - @DIR@/out: {source: tpl}
+`)
+	for i, want := range []int{1, 0} {
+		out, res := applyJSON(t, dir, "m.yaml")
+		if res.Code != 0 || out.Summary.Changed != want {
+			t.Fatalf("run %d: exit %d, %+v\n%s\n%s", i+1, res.Code, out.Summary, res.Stdout, res.Stderr)
+		}
+	}
+	if n := len(files(t, filepath.Join(dir, "out"))); n != 300 {
+		t.Fatalf("%d files rendered, want 300", n)
+	}
+}

@@ -26,7 +26,7 @@ func newHost() *fakehost.Host {
 }
 
 // tree writes files (rel path → content) under dir.
-func tree(t *testing.T, dir string, files map[string]string) {
+func tree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for rel, content := range files {
 		p := filepath.Join(dir, rel)
