@@ -26,7 +26,41 @@ const (
 	maxDepth = 10
 	// maxSourceFiles bounds the source tree.
 	maxSourceFiles = 10_000
+	// maxNesting bounds the nesting of ( and [ inside one template action:
+	// Jet's parser recurses on them without a limit, so a file of a million
+	// parentheses would exhaust the plugin's memory before any budget ran.
+	maxNesting = 1000
 )
+
+// checkNesting refuses a template whose actions (between left and right)
+// nest ( or [ deeper than maxNesting.
+func checkNesting(body, left, right string) error {
+	for {
+		i := strings.Index(body, left)
+		if i < 0 {
+			return nil
+		}
+		body = body[i+len(left):]
+		end := strings.Index(body, right)
+		action := body
+		if end >= 0 {
+			action, body = body[:end], body[end+len(right):]
+		} else {
+			body = ""
+		}
+		depth := 0
+		for j := 0; j < len(action); j++ {
+			switch action[j] {
+			case '(', '[':
+				if depth++; depth > maxNesting {
+					return fmt.Errorf("%w: an expression nests ( or [ deeper than %d (max_nesting)", errBudget, maxNesting)
+				}
+			case ')', ']':
+				depth--
+			}
+		}
+	}
+}
 
 // errBudget means a template went over one of the budgets above.
 var errBudget = errors.New("template budget exceeded")

@@ -184,6 +184,9 @@ func (r *renderer) renderJet(name, body string, data any, left, right string) (o
 			out, err = nil, fmt.Errorf("the Jet evaluator failed: %v", p)
 		}
 	}()
+	if err := checkNesting(body, left, right); err != nil {
+		return nil, err
+	}
 	loader := jet.NewInMemLoader()
 	loader.Set("/"+name, body)
 	set := jet.NewSet(loader, jet.WithDelims(left, right), jet.WithSafeWriter(nil))

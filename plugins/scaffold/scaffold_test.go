@@ -371,6 +371,8 @@ func TestBudgets(t *testing.T) {
 		{"go recursive template", "go", map[string]string{"a": `{{define "r"}}{{template "r"}}{{end}}{{template "r"}}`}, "exceeded maximum template depth"},
 		{"go indent", "go", map[string]string{"a": "{{ indent 100000000 \"x\" }}"}, "max_file_bytes"},
 		{"go total", "go", map[string]string{"a": "{{ repeat 15000000 \"x\" }}", "b": "{{ repeat 15000000 \"x\" }}", "c": "{{ repeat 15000000 \"x\" }}", "d": "{{ repeat 15000000 \"x\" }}", "e": "{{ repeat 15000000 \"x\" }}"}, "max_total_bytes"},
+		{"jet deep nesting", "jet", map[string]string{"a": "[[ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " ]]"}, "max_nesting"},
+		{"go deep nesting", "go", map[string]string{"a": "{{ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }}"}, "max expression depth exceeded"},
 		{"render recursion", "jet", map[string]string{"_partials/p": "[[ render(\"_partials/p\", .) ]]", "a": "[[ render(\"_partials/p\", .) ]]"}, "max_depth"},
 		{"render outside the source", "go", map[string]string{"a": "{{ render \"../x\" . }}"}, "is not in source directory"},
 		{"write outside the target", "go", map[string]string{"a": "{{ write \"../x\" \"y\" }}"}, "is not in target directory"},
