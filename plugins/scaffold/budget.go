@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Budgets of one scaffold render. The templates run inside the plugin, so
@@ -24,6 +25,12 @@ const (
 	maxSteps = 1_000_000
 	// maxDepth bounds render() nesting: a partial that renders itself fails.
 	maxDepth = 10
+	// maxRenderTime bounds how long one scaffold's templates may run, well
+	// inside the host's call timeout (60 s): a built-in that overstays it
+	// ends the whole ccm run (docs/plugins.md, "Limits"), so a template
+	// looping over costly calls fails its resource instead. Checked at
+	// every 16th loop iteration or template call.
+	maxRenderTime = 30 * time.Second
 	// maxSourceFiles bounds the source tree.
 	maxSourceFiles = 10_000
 	// maxNesting bounds the nesting of ( and [ inside one template action:
@@ -33,8 +40,12 @@ const (
 )
 
 // checkNesting refuses a template whose actions (between left and right)
-// nest ( or [ deeper than maxNesting.
+// nest ( or [ deeper than maxNesting, or whose blocks (if, range, with,
+// block, define, try ... end) nest deeper than maxNesting: the parsers
+// recurse on both, Jet's without a limit and slower than linearly, so a
+// file of nested blocks would keep the plugin busy past its deadline.
 func checkNesting(body, left, right string) error {
+	blocks := 0
 	for {
 		i := strings.Index(body, left)
 		if i < 0 {
@@ -59,6 +70,18 @@ func checkNesting(body, left, right string) error {
 				depth--
 			}
 		}
+		word := strings.TrimLeft(action, "- \t\r\n")
+		if k := strings.IndexAny(word, " \t\r\n(-"); k >= 0 {
+			word = word[:k]
+		}
+		switch word {
+		case "if", "range", "with", "block", "define", "try":
+			if blocks++; blocks > maxNesting {
+				return fmt.Errorf("%w: blocks (if, range, ...) nest deeper than %d (max_nesting)", errBudget, maxNesting)
+			}
+		case "end":
+			blocks--
+		}
 	}
 }
 
@@ -67,8 +90,10 @@ var errBudget = errors.New("template budget exceeded")
 
 // budget counts what one scaffold render has built.
 type budget struct {
-	used  int64
-	steps int64
+	used    int64
+	steps   int64
+	ticks   int64
+	started time.Time
 }
 
 // grow accounts for n more bytes built by what, failing before they are.
@@ -88,6 +113,20 @@ func (b *budget) step(n int64) error {
 	b.steps += n
 	if n < 0 || b.steps > maxSteps {
 		return fmt.Errorf("%w: over %d loop iterations and template calls in one scaffold (max_steps)", errBudget, maxSteps)
+	}
+	return b.tick()
+}
+
+// tick checks the render time at every 16th call.
+func (b *budget) tick() error {
+	if b.ticks++; b.ticks%16 != 0 {
+		return nil
+	}
+	if b.started.IsZero() {
+		b.started = time.Now()
+	}
+	if d := time.Since(b.started); d > maxRenderTime {
+		return fmt.Errorf("%w: the templates ran for %s, over the %s one scaffold may take (max_render_time)", errBudget, d.Round(time.Second), maxRenderTime)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 const (
 	goRangeFn = "ccm_range__"
 	goCallFn  = "ccm_call__"
+	goTickFn  = "ccm_tick__"
 )
 
 // goFuncs is what a Go template sees: slim-sprig's functions, the ones
@@ -44,6 +45,7 @@ func (r *renderer) goFuncs() template.FuncMap {
 		}
 		return args[len(args)-1], nil
 	}
+	f[goTickFn] = func() (string, error) { return "", b.tick() }
 	f["repeat"] = func(n int, s string) (string, error) { return b.repeat(s, n) }
 	f["replace"] = func(old, new, src string) (string, error) { return b.replace(src, old, new, -1) }
 	f["indent"] = func(n int, s string) (string, error) { return b.indent(n, s, false) }
@@ -228,6 +230,13 @@ func rewriteNode(tr *parse.Tree, n parse.Node) {
 	case *parse.RangeNode:
 		rewriteBranch(tr, &x.BranchNode)
 		x.Pipe.Cmds = append(x.Pipe.Cmds, callCmd(tr, x.Pipe.Pos, goRangeFn))
+		// Each iteration starts with a tick, so a loop over costly calls
+		// meets the render-time limit.
+		if x.List != nil {
+			tick := &parse.ActionNode{NodeType: parse.NodeAction, Pos: x.Pos, Line: x.Line,
+				Pipe: &parse.PipeNode{NodeType: parse.NodePipe, Pos: x.Pos, Line: x.Line, Cmds: []*parse.CommandNode{callCmd(tr, x.Pos, goTickFn)}}}
+			x.List.Nodes = append([]parse.Node{tick}, x.List.Nodes...)
+		}
 	case *parse.TemplateNode:
 		if x.Pipe == nil {
 			x.Pipe = &parse.PipeNode{NodeType: parse.NodePipe, Pos: x.Pos, Line: x.Line}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/CloudyKit/jet/v6"
 	"github.com/ccm-dev/ccm/sdk"
@@ -45,7 +46,7 @@ type renderer struct {
 }
 
 func newRenderer(h sdk.Host, s spec, src, workDir string, env map[string]any) *renderer {
-	return &renderer{h: h, s: s, src: src, workDir: workDir, env: env, b: &budget{},
+	return &renderer{h: h, s: s, src: src, workDir: workDir, env: env, b: &budget{started: time.Now()},
 		files: map[string]*produced{}, cache: map[string][]byte{}}
 }
 
@@ -163,6 +164,9 @@ func (r *renderer) renderGo(name, body string, data any) (out []byte, err error)
 			out, err = nil, fmt.Errorf("the Go template evaluator failed: %v", p)
 		}
 	}()
+	if err := checkNesting(body, r.s.left, r.s.right); err != nil {
+		return nil, err
+	}
 	t, err := template.New(path.Base(name)).Delims(r.s.left, r.s.right).Funcs(r.goFuncs()).Parse(body)
 	if err != nil {
 		return nil, fmt.Errorf("parsing template: %w", err)

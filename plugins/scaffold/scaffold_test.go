@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
 	"github.com/ccm-dev/ccm/plugins/internal/schematest"
@@ -372,7 +373,9 @@ func TestBudgets(t *testing.T) {
 		{"go indent", "go", map[string]string{"a": "{{ indent 100000000 \"x\" }}"}, "max_file_bytes"},
 		{"go total", "go", map[string]string{"a": "{{ repeat 15000000 \"x\" }}", "b": "{{ repeat 15000000 \"x\" }}", "c": "{{ repeat 15000000 \"x\" }}", "d": "{{ repeat 15000000 \"x\" }}", "e": "{{ repeat 15000000 \"x\" }}"}, "max_total_bytes"},
 		{"jet deep nesting", "jet", map[string]string{"a": "[[ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " ]]"}, "max_nesting"},
-		{"go deep nesting", "go", map[string]string{"a": "{{ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }}"}, "max expression depth exceeded"},
+		{"go deep nesting", "go", map[string]string{"a": "{{ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }}"}, "max_nesting"},
+		{"jet nested blocks", "jet", map[string]string{"a": strings.Repeat("[[ if true ]]", 200000) + strings.Repeat("[[ end ]]", 200000)}, "max_nesting"},
+		{"go nested blocks", "go", map[string]string{"a": strings.Repeat("{{ if true }}", 200000) + strings.Repeat("{{ end }}", 200000)}, "max_nesting"},
 		{"render recursion", "jet", map[string]string{"_partials/p": "[[ render(\"_partials/p\", .) ]]", "a": "[[ render(\"_partials/p\", .) ]]"}, "max_depth"},
 		{"render outside the source", "go", map[string]string{"a": "{{ render \"../x\" . }}"}, "is not in source directory"},
 		{"write outside the target", "go", map[string]string{"a": "{{ write \"../x\" \"y\" }}"}, "is not in target directory"},
@@ -530,5 +533,29 @@ func TestNoopMissingSource(t *testing.T) {
 	res = (&scaffoldType{}).Apply(h, abi.Request{Type: typeName, Name: target, Properties: p, WorkingDir: dir, Noop: true, AfterChanges: true})
 	if res.Error != "" || !res.Changed || !strings.Contains(res.NoopMessage, "an earlier change may create it") {
 		t.Fatalf("noop after changes: %+v", res)
+	}
+}
+
+// TestRenderTimeLimit: a loop past the render-time limit fails at its next
+// tick, in both engines (the clock is set back rather than waited for).
+func TestRenderTimeLimit(t *testing.T) {
+	for _, c := range []struct{ engine, body string }{
+		{"go", "{{ range until 1000 }}x{{ end }}"},
+		{"go", "{{ range $i, $e := .data.list }}{{ range until 500 }}{{ end }}{{ end }}"},
+		{"jet", "[[ range i := ints(0, 1000) ]]x[[ end ]]"},
+	} {
+		s, _ := parseSpec("/tmp/x", map[string]any{"source": "s", "engine": c.engine}, "")
+		env := map[string]any{"data": map[string]any{"list": []any{1, 2}}, "facts": map[string]any{}, "environ": map[string]any{}}
+		r := newRenderer(nil, s, "/src", "/", env)
+		r.b.started = time.Now().Add(-time.Minute)
+		var err error
+		if c.engine == "go" {
+			_, err = r.renderGo("a", c.body, env)
+		} else {
+			_, err = r.renderJet("a", c.body, env, "[[", "]]")
+		}
+		if err == nil || !strings.Contains(err.Error(), "max_render_time") {
+			t.Fatalf("%s %q: want the render-time limit, got %v", c.engine, c.body, err)
+		}
 	}
 }
