@@ -142,6 +142,7 @@ func TestScaffoldTemplateBomb(t *testing.T) {
 	writeTree(t, dir, map[string]string{
 		"loop/a":   "[[ range i := ints(0, 1000000000) ]]x[[ end ]]",
 		"repeat/a": "{{ range until 100000 }}{{ repeat 100000 \"xxxxxxxxxx\" }}{{ end }}",
+		"nest/a":   strings.Repeat("[[ if true ]]", 100000) + strings.Repeat("[[ end ]]", 100000),
 	})
 	writeManifest(t, dir, "m.yaml", `
 ccm:
@@ -149,20 +150,22 @@ ccm:
     - scaffold:
         - @DIR@/out-loop: {source: loop}
         - @DIR@/out-repeat: {source: repeat, engine: go}
+        - @DIR@/out-nest: {source: nest}
 `)
 	out, res := applyJSON(t, dir, "m.yaml")
-	if res.Code != 1 || out.Summary.Failed != 2 {
+	if res.Code != 1 || out.Summary.Failed != 3 {
 		t.Fatalf("exit %d, %+v\n%s", res.Code, out.Summary, res.Stderr)
 	}
 	for ref, want := range map[string]string{
 		"scaffold#" + dir + "/out-loop":   "template budget exceeded: over 1000000 loop iterations and template calls in one scaffold (max_steps)",
 		"scaffold#" + dir + "/out-repeat": "template budget exceeded",
+		"scaffold#" + dir + "/out-nest":   "blocks (if, range, ...) nest deeper than 1000 (max_nesting)",
 	} {
 		if e := out.event(t, ref); !e.Failed || !strings.Contains(strings.Join(e.Error, " "), want) {
 			t.Fatalf("%s: want %q, got %+v", ref, want, e)
 		}
 	}
-	for _, d := range []string{"out-loop", "out-repeat"} {
+	for _, d := range []string{"out-loop", "out-repeat", "out-nest"} {
 		if _, err := os.Stat(filepath.Join(dir, d)); !os.IsNotExist(err) {
 			t.Fatalf("%s exists", d)
 		}
