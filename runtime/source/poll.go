@@ -96,3 +96,6 @@ func (w *HTTPWatch) failed(err error) error {
 	}
 	return fmt.Errorf("polling %s: %w", w.ref, err)
 }
+
+// String is the watched source, password redacted.
+func (w *HTTPWatch) String() string { return w.ref.String() }
