@@ -106,15 +106,15 @@ const DefaultQueue = 100
 
 // Result is one run of one manifest as published to ResultSubject(Node).
 type Result struct {
-	Node       string           `json:"node"`
-	Manifest   string           `json:"manifest"`
-	Digest     string           `json:"bundle_sha256,omitempty"`
-	Reason     string           `json:"reason"` // "start", "interval" or "changed: SOURCE"
-	Started    time.Time        `json:"started"`
-	Duration   time.Duration    `json:"duration_ns"`
-	Summary    *session.Summary `json:"summary,omitempty"`
-	Failed     []FailedResource `json:"failed,omitempty"`
-	Error      string           `json:"error,omitempty"` // the source could not be loaded: nothing applied
+	Node     string           `json:"node"`
+	Manifest string           `json:"manifest"`
+	Digest   string           `json:"bundle_sha256,omitempty"`
+	Reason   string           `json:"reason"` // "start", "interval" or "changed: SOURCE"
+	Started  time.Time        `json:"started"`
+	Duration time.Duration    `json:"duration_ns"`
+	Summary  *session.Summary `json:"summary,omitempty"`
+	Failed   []FailedResource `json:"failed,omitempty"`
+	Error    string           `json:"error,omitempty"` // the source could not be loaded: nothing applied
 	// Source is "cache" when a source was unreachable and the run used the
 	// last-good copy of it (Cached says which, why and how old), else "".
 	Source string            `json:"source,omitempty"`
@@ -122,8 +122,8 @@ type Result struct {
 	// ResultsDropped counts the results this agent dropped, since it
 	// started, because NATS was unreachable longer than its queue lasts.
 	ResultsDropped uint64 `json:"results_dropped,omitempty"`
-	Interrupt  string           `json:"interrupted,omitempty"`
-	Successful bool             `json:"successful"`
+	Interrupt      string `json:"interrupted,omitempty"`
+	Successful     bool   `json:"successful"`
 }
 
 // FailedResource names a resource that failed and why.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -58,23 +57,10 @@ func TestServerRestart(t *testing.T) {
 			return &engine.Result{}, nil
 		},
 	}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 	<-ran
 	// The start result is stored before the server goes away.
-	for {
-		st, err := js.Stream(ctx, ResultStream)
-		if err == nil {
-			if _, err := st.GetLastMsgForSubject(ctx, ResultSubject("r1")); err == nil {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the start result was not published")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStored(t, ctx, js, "r1", 1)
 
 	s.Shutdown()
 	s.WaitForShutdown()
@@ -99,22 +85,11 @@ func TestServerRestart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the change after the restart was not heard")
 	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	c, err := js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultSubject("r1")}})
-	if err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	var reasons []string
-	for range 2 {
-		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatalf("after %v: %v", reasons, err)
-		}
-		var r Result
-		json.Unmarshal(msg.Data(), &r)
+	for _, r := range readResults(t, ctx, js, "r1", 2) {
 		reasons = append(reasons, r.Reason)
 	}
 	if reasons[0] != "start" || reasons[1] != "changed: obj://SITE/k" {
