@@ -348,21 +348,46 @@ ccm:
 	waitFor("a was not applied", exists("a"))
 	waitFor("first run not finished", logged("run of a.yaml: 1 resources"))
 
-	// Prometheus metrics: the apply duration is the run's, not ~0.
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		t.Fatal(err)
+	// Prometheus metrics: the apply duration is the run's, not ~0; CCM's
+	// per-resource metrics with its labels, one gathering of facts.
+	scrape := func() string {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var sum float64
-	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, `choria_ccm_agent_apply_duration_seconds_sum{manifest="a.yaml"} `); ok {
-			sum, _ = strconv.ParseFloat(v, 64)
+	var body string
+	waitFor("no metrics of the first run", func() bool {
+		body = scrape()
+		return metricValue(body, "choria_ccm_resource_state_total_count", `name="`+work+`/a"`) == 1
+	})
+	a := `name="` + work + `/a"`
+	for _, m := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"choria_ccm_agent_runs_count", `manifest="a.yaml",outcome="ok"`, 1},
+		{"choria_ccm_resource_state_changed_count", a, 1},
+		{"choria_ccm_resource_state_stable_count", a, -1}, // absent
+		{"choria_ccm_resource_apply_duration_seconds_count", a, 1},
+		{"choria_ccm_manifest_apply_duration_seconds_count", `source="a.yaml"`, 1},
+		{"choria_ccm_facts_gather_duration_seconds_count", "", 1},
+		{"choria_ccm_agent_facts_resolve_duration_seconds_count", "", 1},
+	} {
+		if got := metricValue(body, m.name, m.label); got != m.want {
+			t.Errorf("%s{%s} = %v, want %v", m.name, m.label, got, m.want)
 		}
 	}
-	if sum <= 0.0001 || !strings.Contains(string(body), `choria_ccm_agent_runs_count{manifest="a.yaml",outcome="ok"} 1`) {
-		t.Fatalf("metrics (apply duration sum %v):\n%s", sum, body)
+	if !strings.Contains(body, `choria_ccm_resource_apply_duration_seconds_count{`+a+`,provider="`) || !strings.Contains(body, `type="file"}`) {
+		t.Errorf("resource labels are not CCM's (type, provider, name):\n%s", body)
+	}
+	// Durations are the real ones: the run took longer than its one resource, both more than nothing.
+	run, res := metricValue(body, "choria_ccm_agent_apply_duration_seconds_sum", `manifest="a.yaml"`), metricValue(body, "choria_ccm_resource_apply_duration_seconds_sum", a)
+	if run <= 0.0001 || res <= 0 || res > run {
+		t.Fatalf("apply duration sum %v, resource %v:\n%s", run, res, body)
 	}
 
 	os.WriteFile(conf, []byte("manifests: [b.yaml]\nintervall: 1h\n"), 0o644)
@@ -372,4 +397,32 @@ ccm:
 	os.WriteFile(conf, []byte("interval: 1h\nmanifests: [b.yaml]\ncache_dir: "+filepath.Join(work, "cache")+"\n"), 0o644)
 	cmd.Process.Signal(syscall.SIGHUP)
 	waitFor("b was not applied after SIGHUP", exists("b"))
+	// Facts are younger than facts_interval (default 2m): not gathered again.
+	waitFor("no metrics of b's run", func() bool {
+		body = scrape()
+		return metricValue(body, "choria_ccm_resource_state_changed_count", `name="`+work+`/b"`) == 1
+	})
+	if n := metricValue(body, "choria_ccm_facts_gather_duration_seconds_count", ""); n != 1 {
+		t.Fatalf("facts gathered %v times, want once within facts_interval", n)
+	}
+}
+
+// metricValue is the value of the sample of name whose labels contain
+// label ("" for a sample without labels), -1 when there is none.
+func metricValue(body, name, label string) float64 {
+	for _, l := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok {
+			continue
+		}
+		if label == "" && strings.HasPrefix(rest, " ") {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+		if label != "" && strings.HasPrefix(rest, "{") && strings.Contains(rest[:strings.Index(rest, "}")+1], label) {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest[strings.Index(rest, "}")+1:]), 64)
+			return v
+		}
+	}
+	return -1
 }

@@ -47,10 +47,10 @@ type Config struct {
 	Results     *bool  `yaml:"results"`      // publish results to JetStream; default true
 	Heartbeat   string `yaml:"heartbeat"`    // heartbeat period; default 1m, "0" for none
 	// PollInterval: how often http(s) manifests are polled for a change
-	// (conditional GET); default 1m, "0" for never.
+	// (conditional GET); default 30s, "0" for never.
 	PollInterval string `yaml:"poll_interval"`
 	// FactsInterval: facts are gathered again only when older than this;
-	// default 10m, "0" for every run.
+	// default 2m, "0" for every run.
 	FactsInterval string `yaml:"facts_interval"`
 	// ResultsQueue: results kept while NATS is down; default 100.
 	ResultsQueue int `yaml:"results_queue"`
@@ -66,10 +66,11 @@ type Config struct {
 	FactsDuration       time.Duration `yaml:"-"`
 }
 
-// Defaults of our keys.
+// Defaults of our keys, CCM's own bounds: its agent polls remote sources
+// every 30s and gathers facts at most every 2m (docs/agent.md).
 const (
-	DefaultPoll  = time.Minute
-	DefaultFacts = 10 * time.Minute
+	DefaultPoll  = 30 * time.Second
+	DefaultFacts = 2 * time.Minute
 )
 
 // ParseConfig reads a configuration file's bytes. Unknown keys are refused
