@@ -332,7 +332,13 @@ func TestAgentReloadsOnSIGHUP(t *testing.T) {
 ccm:
   resources:
     - file:
-        - @DIR@/`+n+`: {content: "`+n+`", owner: "@USER@", group: "@GROUP@", mode: "0644"}
+        - @DIR@/`+n+`:
+            content: "`+n+`"
+            owner: "@USER@"
+            group: "@GROUP@"
+            mode: "0644"
+            health_checks:
+              - {name: alive, command: "sh -c 'sleep 0.01'"}
 `)
 	}
 	conf := filepath.Join(work, "agent.yaml")
@@ -378,6 +384,8 @@ ccm:
 		{"choria_ccm_resource_apply_duration_seconds_count", a, 1},
 		{"choria_ccm_manifest_apply_duration_seconds_count", `source="a.yaml"`, 1},
 		{"choria_ccm_facts_gather_duration_seconds_count", "", 1},
+		{"choria_ccm_healthcheck_status_count", `check="alive",` + a + `,status="OK",type="file"`, 1},
+		{"choria_ccm_healthcheck_duration_seconds_count", `check="alive",` + a + `,type="file"`, 1},
 		{"choria_ccm_agent_facts_resolve_duration_seconds_count", "", 1},
 	} {
 		if got := metricValue(body, m.name, m.label); got != m.want {
@@ -389,8 +397,9 @@ ccm:
 	}
 	// Durations are the real ones: the run took longer than its one resource, both more than nothing.
 	run, res := metricValue(body, "choria_ccm_agent_apply_duration_seconds_sum", `manifest="a.yaml"`), metricValue(body, "choria_ccm_resource_apply_duration_seconds_sum", a)
-	if run <= 0.0001 || res <= 0 || res > run {
-		t.Fatalf("apply duration sum %v, resource %v:\n%s", run, res, body)
+	check := metricValue(body, "choria_ccm_healthcheck_duration_seconds_sum", `check="alive",`+a)
+	if run <= 0.0001 || res <= 0 || res > run || check < 0.01 || check > run {
+		t.Fatalf("apply duration sum %v, resource %v, health check %v:\n%s", run, res, check, body)
 	}
 
 	os.WriteFile(conf, []byte("manifests: [b.yaml]\nintervall: 1h\n"), 0o644)

@@ -17,6 +17,7 @@ type Metrics struct {
 	manifestApply  *prometheus.SummaryVec // source
 	resourceApply  *prometheus.SummaryVec // type, provider, name
 	healthStatus   *prometheus.CounterVec // type, name, status, check
+	healthCheck    *prometheus.SummaryVec // type, name, check
 	resourceStates map[string]*prometheus.CounterVec
 	factGather     *prometheus.SummaryVec
 	applyTime      *prometheus.SummaryVec // manifest
@@ -55,6 +56,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		manifestApply: summary("manifest_apply_duration_seconds", "Time taken to apply an entire manifest", "source"),
 		resourceApply: summary("resource_apply_duration_seconds", "Time taken to apply a particular resource", "type", "provider", "name"),
 		healthStatus:  counter("healthcheck_status_count", "How many resources are in a certain state", "type", "name", "status", "check"),
+		healthCheck:   summary("healthcheck_duration_seconds", "Time taken to health check a particular resource", "type", "name", "check"),
 		factGather:    summary("facts_gather_duration_seconds", "Time taken to gather facts"),
 		applyTime:     summary("agent_apply_duration_seconds", "Time taken to apply manifests in agents", "manifest"),
 		healthTime:    summary("agent_healthcheck_duration_seconds", "How long health check runs took", "manifests"),
@@ -77,7 +79,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		"total": "processed", "noop": "in noop mode", "changed": "changed", "skipped": "skipped",
 		"refreshed": "refreshed", "failed": "failed", "error": "had errors", "stable": "in stable state",
 	}
-	cs := []prometheus.Collector{m.manifestApply, m.resourceApply, m.healthStatus, m.factGather, m.applyTime, m.healthTime,
+	cs := []prometheus.Collector{m.manifestApply, m.resourceApply, m.healthStatus, m.healthCheck, m.factGather, m.applyTime, m.healthTime,
 		m.remediations, m.dataTime, m.factsTime, m.dataErrors, m.factsErrors, m.fetches, m.fetchErrors,
 		m.runs, m.lastRun, m.cached, m.dropped, m.queue}
 	for _, s := range ResourceStates {
@@ -165,6 +167,7 @@ func (m *Metrics) resources(res *engine.Result, healthOnly bool) {
 		m.resourceStates[state].WithLabelValues(e.Type, name).Inc()
 		for _, hc := range e.HealthCheck {
 			m.healthStatus.WithLabelValues(e.Type, e.Name, strings.ToUpper(hc.Status), hc.Name).Inc()
+			m.healthCheck.WithLabelValues(e.Type, e.Name, hc.Name).Observe(hc.Duration.Seconds())
 		}
 	}
 }
