@@ -310,9 +310,9 @@ func (a *Agent) watch() ([]*nats.Subscription, error) {
 	return subs, nil
 }
 
-// poll takes the validators of every http(s) manifest now, before the
-// first run, then polls each every PollInterval with a conditional GET; a
-// change wakes a run (coalesced with any other wake-up).
+// poll polls every http(s) manifest every PollInterval with a conditional
+// GET, the first time at once (recording its validators); a change wakes
+// a run (coalesced with any other wake-up).
 func (a *Agent) poll(ctx context.Context) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	f := source.New(source.Options{HTTPClient: a.HTTPClient})
@@ -325,16 +325,19 @@ func (a *Agent) poll(ctx context.Context) *sync.WaitGroup {
 			a.logf("manifest %v: not polled", err)
 			continue
 		}
-		if _, err := w.Poll(ctx); err != nil {
-			a.logf("%v; polling again every %s", err, a.PollInterval)
-		}
 		src := m
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The first poll only records the validators; it runs beside
+			// the start run, so a source that hangs delays no run.
+			_, err := w.Poll(ctx)
+			failing := err != nil
+			if failing && ctx.Err() == nil {
+				a.logf("%v; polling again every %s", err, a.PollInterval)
+			}
 			t := time.NewTicker(a.PollInterval)
 			defer t.Stop()
-			failing := false
 			for {
 				select {
 				case <-ctx.Done():

@@ -102,6 +102,11 @@ func (f *Fetcher) kept(name string) (body, sig []byte, m keptMeta, err error) {
 	if f.opts.LastGood == "" {
 		return nil, nil, m, errors.New("no last-good cache configured")
 	}
+	// A kept copy others could have written is not trusted (data is not
+	// signed), so the directory is checked on the way out too.
+	if err := privateDir(f.opts.LastGood); err != nil {
+		return nil, nil, m, err
+	}
 	base := f.keptPath(name)
 	j, err := os.ReadFile(base + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
