@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/runtime/bundle"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // switchable is a real http server whose answers the test changes.
@@ -223,5 +226,68 @@ func TestHTTPWatch(t *testing.T) {
 	}
 	if _, err := New(Options{}).WatchHTTP("obj://b/k"); err == nil {
 		t.Fatal("obj:// polled")
+	}
+}
+
+// TestLastGoodNATS: obj:// bundles and kv:// data fall back when the
+// nats-server is gone; a missing object on a live server does not.
+func TestLastGoodNATS(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	url := s.ClientURL()
+	useContext(t, map[string]any{"url": url})
+	ctx := context.Background()
+	b := bundleOf(t, "# obj\n")
+	if _, err := objStore(t, url, "", "SITE").PutBytes(ctx, "site.tar.gz", b); err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := nats.Connect(url)
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "DATA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv.PutString(ctx, "common", "a: 1\n")
+
+	cache, kept := t.TempDir(), filepath.Join(t.TempDir(), "lg")
+	fetch := func() (*Fetcher, error, error) {
+		f := New(Options{Cache: cache, LastGood: kept, Timeout: 2 * time.Second})
+		defer f.Close()
+		_, berr := f.Bundle(ctx, "obj://SITE/site.tar.gz", bundle.Digest(b))
+		v, kerr := f.KVGet(ctx, "DATA", "common")
+		if kerr == nil && v != "a: 1\n" {
+			t.Fatalf("kv %q", v)
+		}
+		return f, berr, kerr
+	}
+	if f, berr, kerr := fetch(); berr != nil || kerr != nil || len(f.Fallbacks()) != 0 {
+		t.Fatalf("live: %v %v %v", berr, kerr, f.Fallbacks())
+	}
+	f := New(Options{Cache: cache, LastGood: kept, Timeout: 2 * time.Second})
+	if _, err := f.Bundle(ctx, "obj://SITE/other.tar.gz", ""); err == nil || !strings.Contains(err.Error(), "no object") || strings.Contains(err.Error(), "last-good") {
+		t.Fatalf("missing object: %v", err)
+	}
+	f.Close()
+
+	s.Shutdown()
+	s.WaitForShutdown()
+	f, berr, kerr := fetch()
+	fb := f.Fallbacks()
+	if berr != nil || kerr != nil || len(fb) != 2 || fb[0].Name != "obj://SITE/site.tar.gz" || fb[1].Name != "kv://DATA/common" {
+		t.Fatalf("server gone: %v %v %+v", berr, kerr, fb)
+	}
+
+	// A last-good directory others may write to is not read.
+	os.Chmod(kept, 0o777)
+	if _, berr, _ := fetch(); berr == nil || !strings.Contains(berr.Error(), "not a private directory") {
+		t.Fatalf("open directory: %v", berr)
 	}
 }
