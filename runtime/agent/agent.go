@@ -95,6 +95,9 @@ type Agent struct {
 
 	wake chan string
 
+	dmu     sync.Mutex
+	digests map[string]string // manifest: bundle digest of its last run
+
 	pmu      sync.Mutex // guards the results queue and its publishing
 	queue    []Result   // results not yet published, oldest first
 	dropped  uint64     // results dropped from the full queue since start
@@ -175,8 +178,9 @@ func (a *Agent) Loop(ctx context.Context) error {
 		polling := a.poll(pctx)
 		defer func() { stopPoll(); polling.Wait() }()
 	}
-	if a.Conn != nil && a.JS != nil {
-		// Results queued while NATS was down go out once it is back.
+	if a.Conn != nil {
+		// Once NATS is back: results queued while it was down go out, and
+		// obj:// changes published meanwhile are caught up with.
 		up := a.Conn.StatusChanged(nats.CONNECTED)
 		fctx, stopFlush := context.WithCancel(ctx)
 		flushing := make(chan struct{})
@@ -188,6 +192,7 @@ func (a *Agent) Loop(ctx context.Context) error {
 					return
 				case <-up:
 					a.flush(fctx)
+					a.catchUp(fctx)
 				}
 			}
 		}()
@@ -395,6 +400,7 @@ func (a *Agent) runOne(ctx context.Context, manifest, reason string) Result {
 	if a.Digest != nil {
 		r.Digest = a.Digest(manifest)
 	}
+	a.applied(manifest, r.Digest)
 	if a.Cached != nil {
 		if r.Cached = a.Cached(manifest); len(r.Cached) > 0 {
 			r.Source = "cache"
