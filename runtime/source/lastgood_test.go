@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -289,5 +290,34 @@ func TestLastGoodNATS(t *testing.T) {
 	os.Chmod(kept, 0o777)
 	if _, berr, _ := fetch(); berr == nil || !strings.Contains(berr.Error(), "not a private directory") {
 		t.Fatalf("open directory: %v", berr)
+	}
+}
+
+// BenchmarkHTTPWatchPoll is one unchanged poll: a conditional GET
+// answered 304, over a kept-alive connection.
+func BenchmarkHTTPWatchPoll(b *testing.B) {
+	s := &switchable{files: map[string][]byte{"/b.tgz": bytes.Repeat([]byte("x"), 1<<20)}, hits: map[string]int{}, etag: true}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		tag := `"v1"`
+		w.Header().Set("ETag", tag)
+		if r.Header.Get("If-None-Match") == tag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write(s.files[r.URL.Path])
+	}))
+	defer srv.Close()
+	w, _ := New(Options{}).WatchHTTP(srv.URL + "/b.tgz")
+	ctx := context.Background()
+	if _, err := w.Poll(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if changed, err := w.Poll(ctx); err != nil || changed {
+			b.Fatal(changed, err)
+		}
 	}
 }
