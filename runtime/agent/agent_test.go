@@ -289,7 +289,7 @@ func TestShippedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.JitterDuration != 30*time.Second || c.Grants == "" {
+	if c.JitterDuration != 30*time.Second || c.Grants == "" || c.PollDuration != 30*time.Second || c.FactsDuration != 2*time.Minute || !c.UseLastGood() || c.ResultsQueue != 100 {
 		t.Fatalf("%+v", c)
 	}
 }
