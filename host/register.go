@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -132,9 +133,10 @@ func (h *Host) readGranted(ctx context.Context, caller trust.Caller, file string
 		return nil, deniedErr
 	}
 	caller.Mode = trust.ModeStatus // reading only
-	st := &callState{export: "ccm.plugins", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
-	st.limits.RequestBytes = MaxModuleBytes // a module, not a request document
-	resp, cerr := fsRead(ctx, st, abi.FSReadRequest{Path: file})
+	st := newCallState("ccm.plugins", "", caller, h.limits.lowered(caller.Limits))
+	st.HostCalls, st.Names = true, &h.names
+	st.RequestBytes = MaxModuleBytes // a module, not a request document
+	resp, cerr := hostcall.FSRead(ctx, &st.State, abi.FSReadRequest{Path: file})
 	switch {
 	case cerr != nil && cerr.Code == abi.CodeDenied:
 		return nil, deniedErr
@@ -223,7 +225,7 @@ func readModule(file string) ([]byte, error) {
 		return nil, fmt.Errorf("plugin %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("plugin %s: not a regular file (%s); a plugin module is a .wasm file", file, typeOf(st.Mode()))
+		return nil, fmt.Errorf("plugin %s: not a regular file (%s); a plugin module is a .wasm file", file, hostcall.TypeOf(st.Mode()))
 	}
 	if st.Size() > MaxModuleBytes {
 		return nil, fmt.Errorf("plugin %s: larger than %d MiB", file, MaxModuleBytes>>20)

@@ -1,6 +1,6 @@
 //go:build !ccm_testhooks
 
-package host
+package hostcall
 
 // testExecRedirect is the test-only exec redirect (testhooks_on.go). A
 // production build has none: every command runs the executable the grant
@@ -10,7 +10,3 @@ func testExecRedirect(exe string) (string, []string) { return exe, nil }
 // testRedirected reports whether a test redirect stands in for path; never
 // in a production build.
 func testRedirected(string) bool { return false }
-
-// testLockDir is the test-only run lock directory; never in a production
-// build.
-func testLockDir() string { return "" }

@@ -1,6 +1,6 @@
 //go:build ccm_testhooks
 
-package host
+package hostcall
 
 import (
 	"fmt"
@@ -62,16 +62,4 @@ func testExecRedirect(exe string) (string, []string) {
 func testRedirected(path string) bool {
 	_, ok := testRedirects()[path]
 	return ok
-}
-
-// TestLockDirEnv names the variable that moves the run lock files
-// (lock.go) in a test build, so parallel e2e tests do not share
-// /run/lock/ccm with each other or with real runs.
-const TestLockDirEnv = "CCM_TEST_LOCK_DIR"
-
-func testLockDir() string {
-	if d := os.Getenv(TestLockDirEnv); filepath.IsAbs(d) {
-		return d
-	}
-	return ""
 }
