@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 // Containment of the filesystem host calls (docs/security.md,
 // "Filesystem"): races on paths, hard links, privilege bits, non-regular
@@ -28,9 +28,9 @@ import (
 )
 
 // directState is the state of an apply call for caller.
-func directState(caller trust.Caller) *callState {
+func directState(caller trust.Caller) *State {
 	caller.Mode = trust.ModeApply
-	return &callState{export: abi.ExportApply, caller: caller, hostCalls: true, limits: DefaultLimits(), names: &nameCache{}}
+	return &State{Export: abi.ExportApply, Caller: caller, HostCalls: true, RequestBytes: 16 << 20, ExecOutputBytes: 1 << 20, Names: &NameCache{}}
 }
 
 // treeHash hashes every path under dir: name, type, mode, owner, link
@@ -148,7 +148,7 @@ func raceSwap(t *testing.T) {
 		case 2:
 			_, cerr = fsChown(ctx, st, abi.FSChownRequest{Path: p("victim"), Owner: "4242", Group: "4242"})
 		case 3:
-			resp, cerr = fsRead(ctx, st, abi.FSReadRequest{Path: p("secret")})
+			resp, cerr = FSRead(ctx, st, abi.FSReadRequest{Path: p("secret")})
 		case 4:
 			_, cerr = fsMkdir(ctx, st, abi.FSMkdirRequest{Path: p("newdir"), Mode: 0o777, Parents: true})
 		case 5:
@@ -172,7 +172,7 @@ func raceSwap(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	st.dirs.syncAll()
+	st.Dirs.SyncAll()
 	t.Logf("%d calls acted inside the grant, %d refused or failed; %d swaps", ok, refused, swaps.Load())
 	if after := treeHash(t, out); after != before {
 		t.Fatalf("the tree outside the grant changed:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -199,7 +199,7 @@ func TestFSHardLink(t *testing.T) {
 		want string
 	}{
 		{"read", func() *abi.CallError {
-			_, c := fsRead(ctx, st, abi.FSReadRequest{Path: hl})
+			_, c := FSRead(ctx, st, abi.FSReadRequest{Path: hl})
 			return c
 		}, "read refused for " + hl + ": it has 2 hard links"},
 		{"checksum", func() *abi.CallError {
@@ -271,7 +271,7 @@ func TestFSHardLink(t *testing.T) {
 		if err := os.Link(secret, filepath.Join(work, "hl3")); err != nil {
 			t.Fatal(err)
 		}
-		resp, cerr := fsRead(ctx, directState(trust.Caller{Grants: chain}), abi.FSReadRequest{Path: filepath.Join(work, "hl3")})
+		resp, cerr := FSRead(ctx, directState(trust.Caller{Grants: chain}), abi.FSReadRequest{Path: filepath.Join(work, "hl3")})
 		if cerr != nil || !strings.Contains(string(resp.(abi.FSReadResponse).Content), "SECRET") {
 			t.Errorf("unconfined read of a hard-linked file: %v", cerr)
 		}
@@ -285,7 +285,7 @@ func TestFSSetid(t *testing.T) {
 	work := tempDir(t)
 	ctx := context.Background()
 	mustWrite(t, filepath.Join(work, "f"), "x", 0o755)
-	calls := func(st *callState, i int) []*abi.CallError {
+	calls := func(st *State, i int) []*abi.CallError {
 		_, w := fsWrite(ctx, st, abi.FSWriteRequest{Path: filepath.Join(work, fmt.Sprintf("w%d", i)), Content: []byte("#!/bin/sh\n"), Mode: 0o4755})
 		_, c := fsChmod(ctx, st, abi.FSChmodRequest{Path: filepath.Join(work, "f"), Mode: 0o2755})
 		_, m := fsMkdir(ctx, st, abi.FSMkdirRequest{Path: filepath.Join(work, fmt.Sprintf("d%d", i)), Mode: 0o2775})
@@ -346,7 +346,7 @@ func TestFSNonRegular(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, c := fsRead(ctx, st, abi.FSReadRequest{Path: fifo})
+		_, c := FSRead(ctx, st, abi.FSReadRequest{Path: fifo})
 		if c == nil || !strings.Contains(c.Message, "not a regular file (other)") {
 			t.Errorf("read of a FIFO: %v", c)
 		}
@@ -420,7 +420,7 @@ func TestFSWriteTempFiles(t *testing.T) {
 	if _, err := os.Lstat(tmp); err == nil {
 		t.Fatal("the failed write left its temp file")
 	}
-	st.dirs.syncAll()
+	st.Dirs.SyncAll()
 	if after := treeHash(t, out); after != before {
 		t.Fatalf("outside changed:\n%s\n%s", before, after)
 	}
