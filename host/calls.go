@@ -130,7 +130,7 @@ func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecReques
 	return resp, nil
 }
 
-// ReadFile implements hostapi.Plugins.ReadFile: fsRead with no plugin
+// ReadFile implements hostapi.Plugins.ReadFile: hostcall.FSRead with no plugin
 // capabilities in the way, only the caller's grant chain.
 func (h *Host) ReadFile(ctx context.Context, caller trust.Caller, path string) ([]byte, error) {
 	st := newCallState("read", "", caller, h.limits.lowered(caller.Limits))

@@ -118,7 +118,7 @@ func moduleSum(wasm []byte) string {
 }
 
 // readGranted reads a declared plugin file through caller's fs_read grant,
-// with the check and the read of ccm_fs_read (fsRead): symlinks resolved
+// with the check and the read of ccm_fs_read (hostcall.FSRead): symlinks resolved
 // and each step matched against the grant, a regular file only, opened
 // without blocking. The path is matched as written before that, so a file
 // outside the grant is never opened or even looked up. Every refusal by the
