@@ -8,20 +8,16 @@ package hostcall
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 	"golang.org/x/sys/unix"
@@ -31,43 +27,6 @@ import (
 func directState(caller trust.Caller) *State {
 	caller.Mode = trust.ModeApply
 	return &State{Export: abi.ExportApply, Caller: caller, HostCalls: true, RequestBytes: 16 << 20, ExecOutputBytes: 1 << 20, Names: &NameCache{}}
-}
-
-// treeHash hashes every path under dir: name, type, mode, owner, link
-// count, content or link target.
-func treeHash(t testing.TB, dir string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		line := fmt.Sprintf("%s %v %d:%d", p, fi.Mode(), st.Uid, st.Gid)
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			line += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
 }
 
 // outsideTree lays out a sentinel directory outside every grant.
@@ -104,7 +63,7 @@ func TestFSRaceSwapDirForSymlink(t *testing.T) {
 
 func raceSwap(t *testing.T) {
 	work, out := tempDir(t), outsideTree(t)
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	swap, alt := filepath.Join(work, "swap"), filepath.Join(work, "alt")
 	if err := os.Mkdir(swap, 0o755); err != nil {
 		t.Fatal(err)
@@ -174,7 +133,7 @@ func raceSwap(t *testing.T) {
 	wg.Wait()
 	st.Dirs.SyncAll()
 	t.Logf("%d calls acted inside the grant, %d refused or failed; %d swaps", ok, refused, swaps.Load())
-	if after := treeHash(t, out); after != before {
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("the tree outside the grant changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
@@ -190,7 +149,7 @@ func TestFSHardLink(t *testing.T) {
 	if err := os.Link(secret, hl); err != nil {
 		t.Skipf("hard link across temp dirs: %v", err)
 	}
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	ctx := context.Background()
 	st := directState(trust.Caller{Grants: grantDir(t, work)})
 	refusals := []struct {
@@ -232,7 +191,7 @@ func TestFSHardLink(t *testing.T) {
 	if resp, cerr := fsStat(ctx, st, abi.FSStatRequest{Path: hl}); cerr != nil || !resp.(abi.FSStatResponse).Exists {
 		t.Errorf("stat: %v %v", resp, cerr)
 	}
-	if after := treeHash(t, out); after != before {
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("the outside file changed:\n%s\n%s", before, after)
 	}
 	// Replacing the name renames a new file over it: the outside file keeps
@@ -373,7 +332,7 @@ func TestFSNonRegular(t *testing.T) {
 // before its rename leaves the target as it was and no temp file.
 func TestFSWriteTempFiles(t *testing.T) {
 	work, out := tempDir(t), outsideTree(t)
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	ctx := context.Background()
 	st := directState(trust.Caller{Grants: grantDir(t, work)})
 	target := filepath.Join(work, "f")
@@ -421,7 +380,7 @@ func TestFSWriteTempFiles(t *testing.T) {
 		t.Fatal("the failed write left its temp file")
 	}
 	st.Dirs.SyncAll()
-	if after := treeHash(t, out); after != before {
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("outside changed:\n%s\n%s", before, after)
 	}
 	if n := tempName(strings.Repeat("x", 250)); len(n) > 255 || !strings.HasPrefix(n, ".ccm-tmp-") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -73,7 +74,7 @@ func TestEveryHostCallIsChecked(t *testing.T) {
 		}
 		t.Run(call, func(t *testing.T) {
 			reset()
-			before := treeHash(t, dir)
+			before := fstree.Describe(t, dir)
 			seen = nil
 			_, cerr := table[call](context.Background(), validate, raw)
 			if !slices.Contains(seen, call) {
@@ -83,7 +84,7 @@ func TestEveryHostCallIsChecked(t *testing.T) {
 				if cerr == nil || cerr.Code != abi.CodeDenied || !strings.Contains(cerr.Message, "not available during") {
 					t.Fatalf("during ccm_validate, %s answered %v, want the check's refusal", call, cerr)
 				}
-				if after := treeHash(t, dir); after != before {
+				if after := fstree.Describe(t, dir); after != before {
 					t.Fatalf("refused %s changed %s:\n%s\nwas\n%s", call, dir, after, before)
 				}
 			}
