@@ -15,6 +15,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 )
 
@@ -37,7 +38,7 @@ type Host struct {
 	// process in case the watchdog itself cannot run (trusted.go).
 	backstopAfter time.Duration
 	hostFuncs     []extism.HostFunction
-	names         nameCache
+	names         hostcall.NameCache
 	locks         runLocks // run lock files (lock.go)
 
 	mu           sync.Mutex

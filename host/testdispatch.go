@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -17,14 +18,14 @@ import (
 //
 // Test-oriented: ccm itself never uses it.
 type TestDispatcher struct {
-	table  map[string]handler
-	names  nameCache
+	table  map[string]hostcall.Handler
+	names  hostcall.NameCache
 	limits Limits
 }
 
 // NewTestDispatcher returns a dispatcher with the host's default limits.
 func NewTestDispatcher() *TestDispatcher {
-	return &TestDispatcher{table: handlers(), limits: DefaultLimits()}
+	return &TestDispatcher{table: hostcall.Handlers(), limits: DefaultLimits()}
 }
 
 // TestCall is who one host call acts for, as the host would know it.
@@ -50,20 +51,11 @@ func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req 
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: "encode request: " + err.Error()}}
 	}
 	caps := c.Info.Capabilities
-	st := &callState{
-		export:     abi.ExportApply,
-		typ:        c.Info.Type,
-		caller:     c.Caller,
-		caps:       &caps,
-		properties: c.Properties,
-		builtin:    !c.ThirdParty,
-		guards:     c.Info.Guards,
-		hostCalls:  true,
-		limits:     d.limits.lowered(c.Caller.Limits),
-		names:      &d.names,
-		dirs:       &dirSyncs{},
-	}
-	defer st.dirs.syncAll()
+	st := newCallState(abi.ExportApply, c.Info.Type, c.Caller, d.limits.lowered(c.Caller.Limits))
+	st.Caps, st.Properties, st.Guards, st.HostCalls, st.Names = &caps, c.Properties, c.Info.Guards, true, &d.names
+	st.Builtin = !c.ThirdParty
+	st.Dirs = &hostcall.DirSyncs{}
+	defer st.Dirs.SyncAll()
 	if !st.countCall() {
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeTooLarge, Message: "host_calls limit"}}
 	}

@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // locateChecked locates path (parents resolved on descriptors, see
 // location) and passes the one check for call on its resolved path. The
 // caller closes the location.
-func locateChecked(st *callState, call, path string) (*location, *abi.CallError) {
+func locateChecked(st *State, call, path string) (*location, *abi.CallError) {
 	l, cerr := locate(path)
 	if cerr != nil {
 		return nil, cerr
@@ -43,8 +43,8 @@ func needParent(l *location) *abi.CallError {
 
 // setidRule refuses a mode with the setuid or setgid bit unless every grant
 // in the caller's chain says setid: true (the unconfined root has it).
-func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
-	if mode&0o6000 != 0 && !st.caller.Grants.AllowsSetid() {
+func setidRule(st *State, call, path string, mode uint32) *abi.CallError {
+	if mode&0o6000 != 0 && !st.Caller.Grants.AllowsSetid() {
 		return denied("%s refused for %s: mode %#o sets the setuid or setgid bit; add setid: true to grants in the apply", call, path, mode)
 	}
 	return nil
@@ -53,7 +53,7 @@ func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
 // fsWrite writes atomically: a temp file beside the target (mode 0600 while
 // it fills), write, fsync, chown, chmod (after chown, which may clear setuid
 // bits), rename over the target, fsync the directory (when the plugin call
-// ends: see dirSyncs). On failure the temp file is removed and the target is
+// ends: see DirSyncs). On failure the temp file is removed and the target is
 // untouched. A symlink or a hard link at the target is replaced by the
 // rename, never followed or written through.
 //
@@ -62,7 +62,7 @@ func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
 // target, and the next write of the same target removes it first. Writers
 // of one directory take a flock on it around this, so two ccm processes
 // never remove each other's temp file mid-write.
-func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *abi.CallError) {
+func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}
@@ -84,11 +84,11 @@ func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *ab
 		defer f.Close()
 		src = f
 	}
-	uid, cerr := st.names.uidOf(req.Owner)
+	uid, cerr := st.Names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
+	gid, cerr := st.Names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -114,7 +114,7 @@ func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *ab
 		dir.Close()
 		return nil, osError("write", req.Path, err)
 	}
-	st.dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
+	st.Dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
 	return abi.Empty{}, nil
 }
 
@@ -202,7 +202,7 @@ func lockDir(fd int) error {
 // each checked against the grant), then chowns and chmods it exactly, so
 // the umask does not matter. An existing directory only gets the chown and
 // chmod.
-func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *abi.CallError) {
+func fsMkdir(_ context.Context, st *State, req abi.FSMkdirRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}
@@ -214,11 +214,11 @@ func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *ab
 	if cerr := setidRule(st, abi.CallFSMkdir, req.Path, req.Mode); cerr != nil {
 		return nil, cerr
 	}
-	uid, cerr := st.names.uidOf(req.Owner)
+	uid, cerr := st.Names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
+	gid, cerr := st.Names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -255,7 +255,7 @@ func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *ab
 // checked against fs_write: a grant of /a/b/c does not let mkdir create
 // /a/b. Each is created and entered through the descriptor of the one
 // before, so l.dir ends as the target's parent.
-func mkParents(st *callState, req abi.FSMkdirRequest, l *location) *abi.CallError {
+func mkParents(st *State, req abi.FSMkdirRequest, l *location) *abi.CallError {
 	if l.missing == nil {
 		return nil
 	}
@@ -292,7 +292,7 @@ func joinPath(dir, name string) string {
 // fsRemove unlinks a file or symlink (never its target) or removes a
 // directory; a non-empty one only with Recursive, which does not follow
 // symlinks either.
-func fsRemove(_ context.Context, st *callState, req abi.FSRemoveRequest) (any, *abi.CallError) {
+func fsRemove(_ context.Context, st *State, req abi.FSRemoveRequest) (any, *abi.CallError) {
 	l, cerr := locateChecked(st, abi.CallFSRemove, req.Path)
 	if cerr != nil {
 		return nil, cerr
@@ -387,17 +387,17 @@ func openNoFollow(l *location, op, path string) (int, unix.Stat_t, *abi.CallErro
 
 // fsChown changes ownership with lchown semantics: a symlink itself, never
 // its target.
-func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *abi.CallError) {
+func fsChown(_ context.Context, st *State, req abi.FSChownRequest) (any, *abi.CallError) {
 	l, cerr := locateChecked(st, abi.CallFSChown, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
 	defer l.close()
-	uid, cerr := st.names.uidOf(req.Owner)
+	uid, cerr := st.Names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
+	gid, cerr := st.Names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -417,7 +417,7 @@ func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *ab
 
 // fsChmod changes permission bits. Linux cannot chmod a symlink itself and
 // chmod would follow it, so a symlink is refused.
-func fsChmod(_ context.Context, st *callState, req abi.FSChmodRequest) (any, *abi.CallError) {
+func fsChmod(_ context.Context, st *State, req abi.FSChmodRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}
