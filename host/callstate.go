@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
@@ -46,6 +47,9 @@ type callState struct {
 	kernel *kernelCache
 	// logs is what the call has logged so far, against maxLogBytes.
 	logs logBudget
+	// netRoots, when set (TestDispatcher only), replace the system's TLS
+	// roots for ccm_net_fetch.
+	netRoots *x509.CertPool
 }
 
 type callStateKey struct{}

@@ -35,6 +35,7 @@ func handlers() map[string]handler {
 		abi.CallGroupLookup: typed(groupLookup),
 		abi.CallLookup:      typed(lookupCall),
 		abi.CallLog:         typed(logCall),
+		abi.CallNetFetch:    typed(netFetch),
 	}
 }
 

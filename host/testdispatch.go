@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
@@ -40,6 +41,9 @@ type TestCall struct {
 	Info abi.PluginInfo
 	// ThirdParty treats the plugin as not built in (a registered file).
 	ThirdParty bool
+	// RootCAs, when set, replace the system's TLS roots for ccm_net_fetch
+	// (a test server's certificate). ccm itself has no such setting.
+	RootCAs *x509.CertPool
 }
 
 // Call serves one host call (an abi.Call* name and its request value) and
@@ -62,6 +66,7 @@ func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req 
 		limits:     d.limits.lowered(c.Caller.Limits),
 		names:      &d.names,
 		dirs:       &dirSyncs{},
+		netRoots:   c.RootCAs,
 	}
 	defer st.dirs.syncAll()
 	if !st.countCall() {
