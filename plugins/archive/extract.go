@@ -1,0 +1,326 @@
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/ccm-dev/ccm/sdk"
+	"github.com/ccm-dev/ccm/sdk/abi"
+)
+
+// The caps of one extraction; an archive past any of them is refused
+// before anything is written.
+const (
+	maxEntries    = 100000
+	maxEntryBytes = 8 << 20 // one file: it crosses to the host in one ccm_fs_write
+	maxTotalBytes = 1 << 30
+	// maxRatio is the most a tar.gz may expand (bytes out per byte in) once
+	// it has produced ratioFrom bytes: a decompression bomb stops there.
+	maxRatio  = 100
+	ratioFrom = 16 << 20
+	chunk     = 1 << 20 // bytes per ccm_fs_read
+)
+
+// entry is one member of the archive to create.
+type entry struct {
+	rel  string // cleaned relative name
+	dir  bool
+	mode uint32
+	data []byte // file content (second pass only)
+}
+
+// extract verifies the archive's checksum (when given) and then reads it
+// twice: a first pass checks every entry and writes nothing, the second
+// writes each through the host.
+func extract(h sdk.Host, s spec) error {
+	st, err := h.Stat(abi.FSStatRequest{Path: s.name, Checksum: s.checksum != ""})
+	if err != nil {
+		return fmt.Errorf("extract %s: %w", s.name, err)
+	}
+	if !st.Exists || st.Type != "file" {
+		return fmt.Errorf("extract %s: the archive is not there", s.name)
+	}
+	if s.checksum != "" && st.SHA256 != s.checksum {
+		return fmt.Errorf("extract %s: checksum mismatch, expected %q got %q; nothing was extracted", s.name, s.checksum, st.SHA256)
+	}
+	if err := walk(h, s, st.Size, func(entry) error { return nil }); err != nil {
+		return fmt.Errorf("extract %s: %w; nothing was extracted", s.name, err)
+	}
+	w := &writer{h: h, s: s, made: map[string]bool{}}
+	if err := w.mkdir(s.extractParent, 0o755, true); err != nil {
+		return fmt.Errorf("extract %s: %w", s.name, err)
+	}
+	if err := walk(h, s, st.Size, w.write); err != nil {
+		return fmt.Errorf("extract %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// walk reads every entry of the archive, checks it, and passes it to fn.
+func walk(h sdk.Host, s spec, size int64, fn func(entry) error) error {
+	r := &fileReader{h: h, path: s.name, size: size}
+	c := &caps{}
+	switch s.format {
+	case "zip":
+		return walkZip(r, size, c, fn)
+	case "tar.gz":
+		gz, err := gzip.NewReader(io.NewSectionReader(r, 0, size))
+		if err != nil {
+			return fmt.Errorf("not a gzip file: %w", err)
+		}
+		c.in, c.out = r, gz
+		return walkTar(&countingReader{r: gz, c: c}, c, fn)
+	default:
+		return walkTar(&countingReader{r: io.NewSectionReader(r, 0, size), c: c}, c, fn)
+	}
+}
+
+// caps counts entries and bytes against the limits.
+type caps struct {
+	entries int
+	total   int64
+	in      *fileReader // compressed input read so far (tar.gz)
+	out     io.Reader
+}
+
+func (c *caps) add(name string, n int64) error {
+	c.total += n
+	if c.total > maxTotalBytes {
+		return fmt.Errorf("refused: the archive expands to more than %d bytes (at %s)", maxTotalBytes, name)
+	}
+	if c.in != nil && c.total > ratioFrom && c.total > maxRatio*max(c.in.read, 1) {
+		return fmt.Errorf("refused: a decompression bomb: %d bytes from %d compressed (more than %d:1) at %s", c.total, c.in.read, maxRatio, name)
+	}
+	return nil
+}
+
+type countingReader struct {
+	r io.Reader
+	c *caps
+}
+
+func (cr *countingReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	if aerr := cr.c.add("the tar stream", int64(n)); aerr != nil {
+		return n, aerr
+	}
+	return n, err
+}
+
+// clean checks an entry name: relative, no "..", not empty.
+func clean(name string) (string, error) {
+	if strings.HasPrefix(name, "/") {
+		return "", fmt.Errorf("refused: entry %q has an absolute name", name)
+	}
+	for _, part := range strings.Split(strings.ReplaceAll(name, "\\", "/"), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("refused: entry %q climbs out of the extract directory (..)", name)
+		}
+	}
+	if strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("refused: entry %q holds a NUL byte", name)
+	}
+	rel := path.Clean(name)
+	if rel == "." || rel == "" {
+		return "", nil // the extract directory itself
+	}
+	return rel, nil
+}
+
+func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the tar: %w", err)
+		}
+		if c.entries++; c.entries > maxEntries {
+			return fmt.Errorf("refused: more than %d entries", maxEntries)
+		}
+		rel, err := clean(hdr.Name)
+		if err != nil {
+			return err
+		}
+		e := entry{rel: rel, mode: uint32(hdr.Mode) & 0o777}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			e.dir = true
+		case tar.TypeReg, tar.TypeRegA:
+			if hdr.Size > maxEntryBytes {
+				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d a file may have", hdr.Name, hdr.Size, maxEntryBytes)
+			}
+			data, err := io.ReadAll(io.LimitReader(tr, maxEntryBytes+1))
+			if err != nil {
+				return fmt.Errorf("reading %q: %w", hdr.Name, err)
+			}
+			e.data = data
+		case tar.TypeXGlobalHeader:
+			continue
+		case tar.TypeSymlink:
+			return fmt.Errorf("refused: entry %q is a symlink (to %q); archive extracts only files and directories", hdr.Name, hdr.Linkname)
+		case tar.TypeLink:
+			return fmt.Errorf("refused: entry %q is a hard link (to %q); archive extracts only files and directories", hdr.Name, hdr.Linkname)
+		default:
+			return fmt.Errorf("refused: entry %q is a device, FIFO or other special file (type %q)", hdr.Name, hdr.Typeflag)
+		}
+		if rel == "" {
+			continue
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
+func walkZip(r io.ReaderAt, size int64, c *caps, fn func(entry) error) error {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return fmt.Errorf("not a zip file: %w", err)
+	}
+	if len(zr.File) > maxEntries {
+		return fmt.Errorf("refused: more than %d entries", maxEntries)
+	}
+	for _, f := range zr.File {
+		rel, err := clean(f.Name)
+		if err != nil {
+			return err
+		}
+		mode := f.Mode()
+		e := entry{rel: rel, mode: uint32(mode.Perm())}
+		switch {
+		case mode.IsDir():
+			e.dir = true
+		case mode.IsRegular():
+			if f.UncompressedSize64 > maxEntryBytes {
+				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d a file may have", f.Name, f.UncompressedSize64, maxEntryBytes)
+			}
+			rc, err := f.Open()
+			if err != nil {
+				return fmt.Errorf("reading %q: %w", f.Name, err)
+			}
+			data, err := io.ReadAll(io.LimitReader(rc, maxEntryBytes+1))
+			rc.Close()
+			if err != nil {
+				return fmt.Errorf("reading %q: %w", f.Name, err)
+			}
+			if len(data) > maxEntryBytes {
+				return fmt.Errorf("refused: entry %q is larger than the %d bytes a file may have", f.Name, maxEntryBytes)
+			}
+			if err := c.add(f.Name, int64(len(data))); err != nil {
+				return err
+			}
+			if f.CompressedSize64 > 0 && len(data) > ratioFrom && uint64(len(data)) > maxRatio*f.CompressedSize64 {
+				return fmt.Errorf("refused: a decompression bomb: entry %q expands %d:1", f.Name, uint64(len(data))/f.CompressedSize64)
+			}
+			e.data = data
+		case mode&fs.ModeSymlink != 0:
+			return fmt.Errorf("refused: entry %q is a symlink; archive extracts only files and directories", f.Name)
+		default:
+			return fmt.Errorf("refused: entry %q is a device, FIFO or other special file", f.Name)
+		}
+		if rel == "" {
+			continue
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writer creates entries under extract_parent through the host.
+type writer struct {
+	h    sdk.Host
+	s    spec
+	made map[string]bool // directories created or chmod-ed so far
+}
+
+func (w *writer) write(e entry) error {
+	p := path.Join(w.s.extractParent, e.rel)
+	if e.dir {
+		mode := e.mode
+		if mode == 0 {
+			mode = 0o755
+		}
+		return w.mkdir(p, mode, true)
+	}
+	if err := w.parents(path.Dir(p)); err != nil {
+		return err
+	}
+	mode := e.mode
+	if mode == 0 {
+		mode = 0o644
+	}
+	if err := w.h.WriteFile(abi.FSWriteRequest{Path: p, Content: e.data, Mode: mode, Owner: w.s.owner, Group: w.s.group}); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
+// parents makes the directories between extract_parent and dir that no
+// directory entry made.
+func (w *writer) parents(dir string) error {
+	if w.made[dir] || dir == w.s.extractParent {
+		return nil
+	}
+	if err := w.parents(path.Dir(dir)); err != nil {
+		return err
+	}
+	return w.mkdir(dir, 0o755, false)
+}
+
+func (w *writer) mkdir(p string, mode uint32, explicit bool) error {
+	if w.made[p] && !explicit {
+		return nil
+	}
+	if err := w.h.Mkdir(abi.FSMkdirRequest{Path: p, Mode: mode, Owner: w.s.owner, Group: w.s.group, Parents: true}); err != nil {
+		return fmt.Errorf("mkdir %s: %w", p, err)
+	}
+	w.made[p] = true
+	return nil
+}
+
+// fileReader reads the archive through ccm_fs_read, a chunk at a time
+// (kept, so small reads cost no host call); read counts the bytes fetched
+// (the compressed input of a tar.gz).
+type fileReader struct {
+	h    sdk.Host
+	path string
+	size int64
+	read int64
+	buf  []byte
+	at   int64 // offset of buf
+}
+
+func (f *fileReader) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		o := off + int64(n)
+		if o >= f.size {
+			return n, io.EOF
+		}
+		if o < f.at || o >= f.at+int64(len(f.buf)) {
+			b, err := f.h.ReadFile(abi.FSReadRequest{Path: f.path, Chunk: true, Offset: o, MaxBytes: chunk})
+			if err != nil {
+				return n, fmt.Errorf("read %s: %w", f.path, err)
+			}
+			if len(b) == 0 {
+				return n, io.EOF
+			}
+			f.buf, f.at = b, o
+			f.read += int64(len(b))
+		}
+		n += copy(p[n:], f.buf[o-f.at:])
+	}
+	return n, nil
+}
