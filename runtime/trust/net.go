@@ -42,6 +42,10 @@ func parseNetEntry(e string) (netEntry, bool, error) {
 		}
 		n.method, rest = m, r
 	}
+	anyPort := false
+	if r, ok := strings.CutSuffix(strings.TrimSuffix(rest, "/"), ":*"); ok {
+		rest, anyPort = r, true // url.Parse takes only a numeric port
+	}
 	u, err := url.Parse(rest)
 	if err != nil {
 		return n, true, fmt.Errorf("net entry %q: %v", e, err)
@@ -61,7 +65,10 @@ func parseNetEntry(e string) (netEntry, bool, error) {
 		return n, true, fmt.Errorf("net entry %q: a wildcard host is \"*\" or \"*.domain\"", e)
 	}
 	n.port = u.Port()
-	if strings.HasSuffix(u.Host, ":*") {
+	if anyPort {
+		if n.port != "" {
+			return n, true, fmt.Errorf("net entry %q has two ports", e)
+		}
 		n.port = "*"
 	}
 	if n.port == "" {
