@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/runtime/trust"
 )
 
@@ -370,6 +371,10 @@ func TestValidate(t *testing.T) {
 	}{
 		{"/d/a.tar.gz", ok, ""},
 		{"/d/a.tgz", ok, ""},
+		{"/d/a.tgz", map[string]any{"url": "https://x.example/a.tgz", "owner": "root", "group": "root", "checksum": strings.Repeat("a", 64),
+			"extract_parent": "/opt", "creates": "/opt/x", "cleanup": true, "username": "u", "password": "p",
+			"headers": map[string]any{"Authorization": "Bearer t"}, "ensure": "present"}, ""},
+		{"/d/a.tgz", map[string]any{"url": "{{ Data.url }}", "ensure": "absent"}, ""},
 		{"/d/a.zip", ok, "same archive type"},
 		{"/d/a.rar", ok, "must end in"},
 		{"d/a.tar.gz", ok, "absolute"},
@@ -391,6 +396,9 @@ func TestValidate(t *testing.T) {
 			got := strings.Join(errs, "; ")
 			if row.want == "" && got != "" || !strings.Contains(got, row.want) {
 				t.Fatalf("errors %q, want %q", got, row.want)
+			}
+			if row.want == "" {
+				schematest.Accepts(t, (&archiveType{}).Info(), absReq(row.name, row.props).Properties)
 			}
 		})
 	}
