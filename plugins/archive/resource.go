@@ -229,7 +229,7 @@ func download(h sdk.Host, s spec) error {
 		Username: s.username,
 		Password: s.password,
 		Dest:     s.name,
-		Mode:     0o644,
+		Mode:     0o600,
 		Owner:    s.owner,
 		Group:    s.group,
 		SHA256:   s.checksum,
