@@ -151,8 +151,11 @@ func (*archiveType) Apply(h sdk.Host, req abi.Request) abi.Result {
 			noop = append(noop, would)
 			return nil
 		}
+		if err := fn(); err != nil {
+			return err
+		}
 		res.Messages = append(res.Messages, what)
-		return fn()
+		return nil
 	}
 	res.Changed = true
 	if s.ensure == ensureAbsent {
