@@ -143,6 +143,7 @@ func (*archiveType) Apply(h sdk.Host, req abi.Request) abi.Result {
 		res.State = stateDoc(s, o)
 	}
 	if ok, _ := stable(s, o); ok {
+		res.FinalEnsure = s.ensure // converged (an archive removed by cleanup is "present", as in CCM)
 		return res
 	}
 	var noop []string
@@ -184,6 +185,8 @@ func (*archiveType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	}
 	if ok, why := stable(s, after); !ok {
 		res.Error = "failed to reach desired state: " + s.ensure + ": " + why
+	} else {
+		res.FinalEnsure = s.ensure
 	}
 	return res
 }
