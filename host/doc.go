@@ -28,8 +28,10 @@
 //   - allowed.go, paths.go, probe.go, errors.go: the check, the walk to a
 //     path's directory on descriptors, probe commands in read-only modes,
 //     error codes.
-//   - fsread.go, fswrite.go, dirsync.go, mode.go, exec.go, ids.go,
-//     lookup.go: the OS work of each host call.
+//   - fsread.go, fschunk.go, fswrite.go, dirsync.go, mode.go, exec.go,
+//     ids.go, lookup.go, net.go: the OS work of each host call (net.go:
+//     ccm_net_fetch, its redirects re-checked, its body written through
+//     fswrite.go's fileWrite).
 //   - program.go: an exec's program resolved, opened once (O_PATH) and run
 //     from that descriptor, its #! interpreter checked too; descriptors
 //     above 2 made close-on-exec before each exec (docs/security.md, "Exec").

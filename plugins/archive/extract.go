@@ -155,7 +155,7 @@ func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			e.dir = true
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg:
 			if hdr.Size > maxEntryBytes {
 				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d a file may have", hdr.Name, hdr.Size, maxEntryBytes)
 			}
