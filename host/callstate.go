@@ -50,6 +50,9 @@ type callState struct {
 	// netRoots, when set (TestDispatcher only), replace the system's TLS
 	// roots for ccm_net_fetch.
 	netRoots *x509.CertPool
+	// parts are the staging files of writes in parts this call started
+	// (fsparts.go), by target path.
+	parts map[string]partInode
 }
 
 type callStateKey struct{}

@@ -63,6 +63,9 @@ func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
 // of one directory take a flock on it around this, so two ccm processes
 // never remove each other's temp file mid-write.
 func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *abi.CallError) {
+	if req.Part != "" {
+		return fsWritePart(st, req) // fsparts.go
+	}
 	w, cerr := prepareWrite(st, req)
 	if cerr != nil {
 		return nil, cerr

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"sync"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -21,6 +22,10 @@ type TestDispatcher struct {
 	table  map[string]handler
 	names  nameCache
 	limits Limits
+	// parts carries writes in parts (fsparts.go) from one Call to the
+	// next, as one plugin call's state does in ccm.
+	partsMu sync.Mutex
+	parts   map[string]partInode
 }
 
 // NewTestDispatcher returns a dispatcher with the host's default limits.
@@ -69,6 +74,14 @@ func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req 
 		netRoots:   c.RootCAs,
 	}
 	defer st.dirs.syncAll()
+	if call == abi.CallFSWrite {
+		d.partsMu.Lock()
+		defer d.partsMu.Unlock()
+		if d.parts == nil {
+			d.parts = map[string]partInode{}
+		}
+		st.parts = d.parts
+	}
 	if !st.countCall() {
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeTooLarge, Message: "host_calls limit"}}
 	}

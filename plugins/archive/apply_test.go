@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,19 +221,23 @@ func TestDecompressionBomb(t *testing.T) {
 	for i := range 8 {
 		ms = append(ms, member{name: "z" + itoa(i), body: zeros})
 	}
-	body := build(t, "tar.gz", ms)
-	t.Logf("bomb: %d bytes expanding to %d", len(body), 8*len(zeros))
-	srv := newServer(t, false)
-	srv.files["/b.tar.gz"] = body
-	dir := t.TempDir()
-	res := apply(newHost(nil, srv), dir+"/b.tar.gz", map[string]any{
-		"url": srv.URL + "/b.tar.gz", "extract_parent": dir + "/out", "owner": owner, "group": group,
-	}, false)
-	if !strings.Contains(res.Error, "decompression bomb") || !strings.Contains(res.Error, "nothing was extracted") {
-		t.Fatalf("error %q", res.Error)
-	}
-	if _, err := os.Stat(dir + "/out"); !os.IsNotExist(err) {
-		t.Fatal("something was extracted")
+	for _, format := range []string{"tar.gz", "zip"} {
+		t.Run(format, func(t *testing.T) {
+			body := build(t, format, ms)
+			t.Logf("bomb: %d bytes expanding to %d", len(body), 8*len(zeros))
+			srv := newServer(t, false)
+			srv.files["/b."+format] = body
+			dir := t.TempDir()
+			res := apply(newHost(nil, srv), dir+"/b."+format, map[string]any{
+				"url": srv.URL + "/b." + format, "extract_parent": dir + "/out", "owner": owner, "group": group,
+			}, false)
+			if !strings.Contains(res.Error, "decompression bomb") || !strings.Contains(res.Error, "nothing was extracted") {
+				t.Fatalf("error %q", res.Error)
+			}
+			if _, err := os.Stat(dir + "/out"); !os.IsNotExist(err) {
+				t.Fatal("something was extracted")
+			}
+		})
 	}
 }
 
@@ -399,6 +404,34 @@ func TestValidate(t *testing.T) {
 			}
 			if row.want == "" {
 				schematest.Accepts(t, (&archiveType{}).Info(), absReq(row.name, row.props).Properties)
+			}
+		})
+	}
+}
+
+// TestLargeFiles: files larger than one write go to the host in parts and
+// arrive whole.
+func TestLargeFiles(t *testing.T) {
+	owner, group := me(t)
+	big := make([]byte, 5<<20+123)
+	if _, err := rand.NewChaCha8([32]byte{1}).Read(big); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"tar.gz", "zip"} {
+		t.Run(format, func(t *testing.T) {
+			srv := newServer(t, false)
+			srv.files["/big."+format] = build(t, format, []member{{name: "big.bin", body: string(big)}, {name: "small", body: "s"}})
+			dir := t.TempDir()
+			h := newHost(nil, srv)
+			res := apply(h, dir+"/big."+format, map[string]any{"url": srv.URL + "/big." + format, "extract_parent": dir + "/out", "owner": owner, "group": group}, false)
+			if res.Error != "" {
+				t.Fatal(res.Error)
+			}
+			if b, _ := os.ReadFile(dir + "/out/big.bin"); !bytes.Equal(b, big) {
+				t.Fatalf("big.bin: %d bytes, not the %d archived", len(b), len(big))
+			}
+			if ents, _ := os.ReadDir(dir + "/out"); len(ents) != 2 {
+				t.Fatalf("out: %v (a staging file left behind?)", ents)
 			}
 		})
 	}

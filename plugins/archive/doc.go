@@ -12,10 +12,11 @@
 //   - Extraction is done by the plugin (archive/tar, compress/gzip,
 //     archive/zip), not by tar or unzip. The archive is read in two passes:
 //     the first checks every entry (names relative, no "..", only regular
-//     files and directories, at most maxEntries entries, maxEntryBytes per
-//     file, maxTotalBytes in all and a gzip expansion under maxRatio once
-//     past ratioFrom) and writes nothing; the second writes. A bad archive
-//     therefore leaves nothing extracted.
+//     files and directories, at most maxEntries entries, maxTotalBytes in
+//     all and an expansion under maxRatio once past ratioFrom) and writes
+//     nothing; the second writes, a file larger than part in parts
+//     (abi.FSWriteRequest.Part). A bad archive therefore leaves nothing
+//     extracted.
 //   - Symlinks, hard links, devices and FIFOs are refused (the host has no
 //     call that makes them).
 //   - Extracted files and directories get owner and group (the archive's

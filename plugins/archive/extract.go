@@ -19,8 +19,10 @@ import (
 // before anything is written.
 const (
 	maxEntries    = 100000
-	maxEntryBytes = 8 << 20 // one file: it crosses to the host in one ccm_fs_write
 	maxTotalBytes = 1 << 30
+	// part is the most of a file sent in one ccm_fs_write; a larger file
+	// is written in parts (abi.FSWriteRequest.Part).
+	part = 2 << 20
 	// maxRatio is the most a tar.gz may expand (bytes out per byte in) once
 	// it has produced ratioFrom bytes: a decompression bomb stops there.
 	maxRatio  = 100
@@ -33,7 +35,7 @@ type entry struct {
 	rel  string // cleaned relative name
 	dir  bool
 	mode uint32
-	data []byte // file content (second pass only)
+	r    io.Reader // a file's content; walk drains what fn leaves
 }
 
 // extract verifies the archive's checksum (when given) and then reads it
@@ -50,7 +52,7 @@ func extract(h sdk.Host, s spec) error {
 	if s.checksum != "" && st.SHA256 != s.checksum {
 		return fmt.Errorf("extract %s: checksum mismatch, expected %q got %q; nothing was extracted", s.name, s.checksum, st.SHA256)
 	}
-	if err := walk(h, s, st.Size, func(entry) error { return nil }); err != nil {
+	if err := walk(h, s, st.Size, func(e entry) error { return nil }); err != nil {
 		return fmt.Errorf("extract %s: %w; nothing was extracted", s.name, err)
 	}
 	w := &writer{h: h, s: s, made: map[string]bool{}}
@@ -88,6 +90,7 @@ type caps struct {
 	total   int64
 	in      *fileReader // compressed input read so far (tar.gz)
 	out     io.Reader
+	zipped  int64 // compressed size of the zip members met so far
 }
 
 func (c *caps) add(name string, n int64) error {
@@ -95,8 +98,12 @@ func (c *caps) add(name string, n int64) error {
 	if c.total > maxTotalBytes {
 		return fmt.Errorf("refused: the archive expands to more than %d bytes (at %s)", maxTotalBytes, name)
 	}
-	if c.in != nil && c.total > ratioFrom && c.total > maxRatio*max(c.in.read, 1) {
-		return fmt.Errorf("refused: a decompression bomb: %d bytes from %d compressed (more than %d:1) at %s", c.total, c.in.read, maxRatio, name)
+	in := c.zipped
+	if c.in != nil {
+		in = c.in.read
+	}
+	if (c.in != nil || c.zipped > 0) && c.total > ratioFrom && c.total > maxRatio*max(in, 1) {
+		return fmt.Errorf("refused: a decompression bomb: %d bytes from %d compressed (more than %d:1) at %s", c.total, in, maxRatio, name)
 	}
 	return nil
 }
@@ -156,14 +163,7 @@ func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
 		case tar.TypeDir:
 			e.dir = true
 		case tar.TypeReg:
-			if hdr.Size > maxEntryBytes {
-				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d a file may have", hdr.Name, hdr.Size, maxEntryBytes)
-			}
-			data, err := io.ReadAll(io.LimitReader(tr, maxEntryBytes+1))
-			if err != nil {
-				return fmt.Errorf("reading %q: %w", hdr.Name, err)
-			}
-			e.data = data
+			e.r = tr // counted by the stream's countingReader
 		case tar.TypeXGlobalHeader:
 			continue
 		case tar.TypeSymlink:
@@ -173,13 +173,27 @@ func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
 		default:
 			return fmt.Errorf("refused: entry %q is a device, FIFO or other special file (type %q)", hdr.Name, hdr.Typeflag)
 		}
-		if rel == "" {
-			continue
-		}
-		if err := fn(e); err != nil {
+		if err := visit(rel, e, fn); err != nil {
 			return err
 		}
 	}
+}
+
+// visit passes a checked entry to fn, then drains what fn did not read,
+// so every byte is counted against the caps in both passes.
+func visit(rel string, e entry, fn func(entry) error) error {
+	if rel == "" {
+		return nil // the extract directory itself
+	}
+	if err := fn(e); err != nil {
+		return err
+	}
+	if e.r != nil {
+		if _, err := io.Copy(io.Discard, e.r); err != nil {
+			return fmt.Errorf("reading %q: %w", e.rel, err)
+		}
+	}
+	return nil
 }
 
 func walkZip(r io.ReaderAt, size int64, c *caps, fn func(entry) error) error {
@@ -201,41 +215,54 @@ func walkZip(r io.ReaderAt, size int64, c *caps, fn func(entry) error) error {
 		case mode.IsDir():
 			e.dir = true
 		case mode.IsRegular():
-			if f.UncompressedSize64 > maxEntryBytes {
-				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d a file may have", f.Name, f.UncompressedSize64, maxEntryBytes)
+			if f.UncompressedSize64 > maxTotalBytes {
+				return fmt.Errorf("refused: entry %q of %d bytes is larger than the %d an archive may expand to", f.Name, f.UncompressedSize64, maxTotalBytes)
 			}
+			c.zipped += int64(min(f.CompressedSize64, maxTotalBytes))
 			rc, err := f.Open()
 			if err != nil {
 				return fmt.Errorf("reading %q: %w", f.Name, err)
 			}
-			data, err := io.ReadAll(io.LimitReader(rc, maxEntryBytes+1))
+			e.r = &zipEntry{r: rc, c: c, name: f.Name, compressed: f.CompressedSize64}
+			err = visit(rel, e, fn)
 			rc.Close()
 			if err != nil {
-				return fmt.Errorf("reading %q: %w", f.Name, err)
-			}
-			if len(data) > maxEntryBytes {
-				return fmt.Errorf("refused: entry %q is larger than the %d bytes a file may have", f.Name, maxEntryBytes)
-			}
-			if err := c.add(f.Name, int64(len(data))); err != nil {
 				return err
 			}
-			if f.CompressedSize64 > 0 && len(data) > ratioFrom && uint64(len(data)) > maxRatio*f.CompressedSize64 {
-				return fmt.Errorf("refused: a decompression bomb: entry %q expands %d:1", f.Name, uint64(len(data))/f.CompressedSize64)
-			}
-			e.data = data
+			continue
 		case mode&fs.ModeSymlink != 0:
 			return fmt.Errorf("refused: entry %q is a symlink; archive extracts only files and directories", f.Name)
 		default:
 			return fmt.Errorf("refused: entry %q is a device, FIFO or other special file", f.Name)
 		}
-		if rel == "" {
-			continue
-		}
-		if err := fn(e); err != nil {
+		if err := visit(rel, e, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// zipEntry reads one zip member, counting it against the caps: the
+// archive's total, and a member expanding more than maxRatio:1 past
+// ratioFrom (a decompression bomb).
+type zipEntry struct {
+	r          io.Reader
+	c          *caps
+	name       string
+	compressed uint64
+	n          uint64
+}
+
+func (z *zipEntry) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	z.n += uint64(n)
+	if aerr := z.c.add(z.name, int64(n)); aerr != nil {
+		return n, aerr
+	}
+	if z.n > ratioFrom && z.n > maxRatio*max(z.compressed, 1) {
+		return n, fmt.Errorf("refused: a decompression bomb: entry %q expands more than %d:1", z.name, maxRatio)
+	}
+	return n, err
 }
 
 // writer creates entries under extract_parent through the host.
@@ -261,10 +288,31 @@ func (w *writer) write(e entry) error {
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := w.h.WriteFile(abi.FSWriteRequest{Path: p, Content: e.data, Mode: mode, Owner: w.s.owner, Group: w.s.group}); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+	// Up to part bytes go in one write; a larger file goes in parts.
+	buf := make([]byte, part)
+	step := "first"
+	for {
+		n, err := io.ReadFull(e.r, buf)
+		last := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !last {
+			return fmt.Errorf("reading %q: %w", e.rel, err)
+		}
+		req := abi.FSWriteRequest{Path: p, Content: buf[:n], Mode: mode, Owner: w.s.owner, Group: w.s.group}
+		switch {
+		case last && step == "first":
+		case last:
+			req.Part = "last"
+		default:
+			req.Part = step
+		}
+		if err := w.h.WriteFile(req); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		if last {
+			return nil
+		}
+		step = "next"
 	}
-	return nil
 }
 
 // parents makes the directories between extract_parent and dir that no

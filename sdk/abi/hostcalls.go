@@ -102,6 +102,13 @@ type FSWriteRequest struct {
 	Mode    uint32 `json:"mode"`
 	Owner   string `json:"owner,omitempty"` // name or all-digit id
 	Group   string `json:"group,omitempty"`
+	// Part writes a file too large for one request in pieces, within one
+	// plugin call: "first" starts a hidden staging file beside Path with
+	// Content, "next" appends Content, "last" appends Content and then
+	// fsyncs, chowns, chmods and renames it over Path as a whole write
+	// does (Mode, Owner and Group are those of "last"). "" is a whole
+	// write. Source cannot be combined with it.
+	Part string `json:"part,omitempty"`
 }
 
 // FSMkdirRequest creates a directory (with parents when asked), then chmods

@@ -66,6 +66,7 @@ func (e *encoder) encodeDoc(v any) bool {
 		o.int("mode", int64(v.Mode))
 		o.strOmit("owner", v.Owner)
 		o.strOmit("group", v.Group)
+		o.strOmit("part", v.Part)
 		o.end()
 	case abi.FSMkdirRequest:
 		o := e.object()
