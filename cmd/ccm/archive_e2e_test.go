@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,7 +61,10 @@ func tarGz(t *testing.T, kv ...string) []byte {
 // extracted once; noop and the second run make no request.
 func TestArchiveApply(t *testing.T) {
 	t.Parallel()
-	body := tarGz(t, "app/bin/app", "#!/bin/sh\necho app\n", "app/VERSION", "1.2.3\n")
+	// lib.bin is larger than one write: it reaches the host in parts.
+	lib := make([]byte, 3<<20)
+	rand.NewChaCha8([32]byte{7}).Read(lib)
+	body := tarGz(t, "app/bin/app", "#!/bin/sh\necho app\n", "app/VERSION", "1.2.3\n", "app/lib.bin", string(lib))
 	s := sha256.Sum256(body)
 	srv, hits, env := archiveServer(t, body)
 	dir := t.TempDir()
@@ -90,6 +94,9 @@ ccm:
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "opt/app/VERSION")); string(b) != "1.2.3\n" {
 		t.Fatalf("VERSION = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "opt/app/lib.bin")); !bytes.Equal(b, lib) {
+		t.Fatalf("lib.bin: %d bytes, not the %d archived", len(b), len(lib))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dl/app.tar.gz")); !os.IsNotExist(err) {
 		t.Fatal("cleanup left the archive")
