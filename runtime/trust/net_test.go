@@ -2,6 +2,7 @@ package trust
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +82,25 @@ func TestNetTarget(t *testing.T) {
 			t.Errorf("NetTarget(%s) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzMatchNet: no entry or target panics the matcher, and an entry that
+// names a scheme host never matches a request to another host.
+func FuzzMatchNet(f *testing.F) {
+	f.Add("GET https://*.example.com:*", "GET https://a.example.com:443")
+	f.Add("a.example:443", "a.example:443")
+	f.Add("nats", "nats:obj/B")
+	f.Add("https://[::1]:8443", "GET https://[::1]:8443")
+	f.Fuzz(func(t *testing.T, entry, target string) {
+		_ = checkNetEntry(entry)
+		ok := matchNet([]string{entry}, target)
+		n, scheme, err := parseNetEntry(entry)
+		if !ok || !scheme || err != nil || n.host == "*" || strings.HasPrefix(n.host, "*.") {
+			return
+		}
+		u, perr := url.Parse(strings.TrimPrefix(target, "GET "))
+		if perr == nil && u.Scheme != "" && strings.ToLower(u.Hostname()) != n.host {
+			t.Fatalf("%q matched %q, another host", entry, target)
+		}
+	})
 }
