@@ -184,6 +184,8 @@ func TestUnsafeEntries(t *testing.T) {
 		{"absolute", "tar", member{name: "/etc/evil", body: "x"}, "absolute name"},
 		{"symlink", "tar.gz", member{name: "link", typ: tar.TypeSymlink, link: "/etc/passwd"}, "is a symlink"},
 		{"hardlink", "tar", member{name: "hard", typ: tar.TypeLink, link: "/etc/passwd"}, "hard link"},
+		{"hardlink to a later or missing entry", "tar.gz", member{name: "hard", typ: tar.TypeLink, link: "later"}, "not an earlier file of the archive"},
+		{"hardlink climbing out", "tar", member{name: "hard", typ: tar.TypeLink, link: "../first"}, "hard link"},
 		{"device", "tar", member{name: "dev", typ: tar.TypeChar}, "device"},
 		{"fifo", "tar.gz", member{name: "fifo", typ: tar.TypeFifo}, "device, FIFO"},
 		{"zip traversal", "zip", member{name: "../evil", body: "x"}, "climbs out"},
@@ -434,5 +436,22 @@ func TestLargeFiles(t *testing.T) {
 				t.Fatalf("out: %v (a staging file left behind?)", ents)
 			}
 		})
+	}
+}
+
+// TestHardLinkCopies: a hard link to an earlier file of the archive is
+// written as a copy of it.
+func TestHardLinkCopies(t *testing.T) {
+	owner, group := me(t)
+	srv := newServer(t, false)
+	srv.files["/h.tar"] = build(t, "tar", []member{{name: "bin/tool", body: "tool", mode: 0o755}, {name: "bin/alias", typ: tar.TypeLink, link: "bin/tool"}})
+	dir := t.TempDir()
+	res := apply(newHost(nil, srv), dir+"/h.tar", map[string]any{"url": srv.URL + "/h.tar", "extract_parent": dir + "/out", "owner": owner, "group": group}, false)
+	if res.Error != "" {
+		t.Fatal(res.Error)
+	}
+	fi, err := os.Stat(dir + "/out/bin/alias")
+	if err != nil || readFile(t, dir+"/out/bin/alias") != "tool" || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("alias: %v %v", fi, err)
 	}
 }

@@ -12,13 +12,14 @@
 //   - Extraction is done by the plugin (archive/tar, compress/gzip,
 //     archive/zip), not by tar or unzip. The archive is read in two passes:
 //     the first checks every entry (names relative, no "..", only regular
-//     files and directories, at most maxEntries entries, maxTotalBytes in
+//     files, directories and hard links to earlier files, at most maxEntries entries, maxTotalBytes in
 //     all and an expansion under maxRatio once past ratioFrom) and writes
 //     nothing; the second writes, a file larger than part in parts
 //     (abi.FSWriteRequest.Part). A bad archive therefore leaves nothing
 //     extracted.
-//   - Symlinks, hard links, devices and FIFOs are refused (the host has no
-//     call that makes them).
+//   - Symlinks, devices and FIFOs are refused (the host has no call that
+//     makes them); a hard link to an earlier file of the same archive is
+//     written as a copy of that file, any other is refused.
 //   - Extracted files and directories get owner and group (the archive's
 //     own owners are ignored) and the archive's permission bits masked to
 //     0o777; modification times are not kept.

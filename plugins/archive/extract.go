@@ -36,6 +36,10 @@ type entry struct {
 	dir  bool
 	mode uint32
 	r    io.Reader // a file's content; walk drains what fn leaves
+	// link is, for a tar hard link, the cleaned name of the earlier
+	// regular file of this archive it shares content with: it is written
+	// as a copy of that file.
+	link string
 }
 
 // extract verifies the archive's checksum (when given) and then reads it
@@ -55,7 +59,7 @@ func extract(h sdk.Host, s spec) error {
 	if err := walk(h, s, st.Size, func(e entry) error { return nil }); err != nil {
 		return fmt.Errorf("extract %s: %w; nothing was extracted", s.name, err)
 	}
-	w := &writer{h: h, s: s, made: map[string]bool{}}
+	w := &writer{h: h, s: s, made: map[string]bool{}, modes: map[string]uint32{}}
 	if err := w.mkdir(s.extractParent, 0o755, true); err != nil {
 		return fmt.Errorf("extract %s: %w", s.name, err)
 	}
@@ -143,6 +147,7 @@ func clean(name string) (string, error) {
 
 func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
 	tr := tar.NewReader(r)
+	regular := map[string]bool{} // regular files so far, for hard links
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -164,12 +169,17 @@ func walkTar(r io.Reader, c *caps, fn func(entry) error) error {
 			e.dir = true
 		case tar.TypeReg:
 			e.r = tr // counted by the stream's countingReader
+			regular[rel] = true
 		case tar.TypeXGlobalHeader:
 			continue
 		case tar.TypeSymlink:
 			return fmt.Errorf("refused: entry %q is a symlink (to %q); archive extracts only files and directories", hdr.Name, hdr.Linkname)
 		case tar.TypeLink:
-			return fmt.Errorf("refused: entry %q is a hard link (to %q); archive extracts only files and directories", hdr.Name, hdr.Linkname)
+			target, err := clean(hdr.Linkname)
+			if err != nil || !regular[target] {
+				return fmt.Errorf("refused: entry %q is a hard link to %q, which is not an earlier file of the archive", hdr.Name, hdr.Linkname)
+			}
+			e.link = target
 		default:
 			return fmt.Errorf("refused: entry %q is a device, FIFO or other special file (type %q)", hdr.Name, hdr.Typeflag)
 		}
@@ -267,9 +277,10 @@ func (z *zipEntry) Read(p []byte) (int, error) {
 
 // writer creates entries under extract_parent through the host.
 type writer struct {
-	h    sdk.Host
-	s    spec
-	made map[string]bool // directories created or chmod-ed so far
+	h     sdk.Host
+	s     spec
+	made  map[string]bool   // directories created or chmod-ed so far
+	modes map[string]uint32 // files written so far: their modes, for hard links
 }
 
 func (w *writer) write(e entry) error {
@@ -284,10 +295,20 @@ func (w *writer) write(e entry) error {
 	if err := w.parents(path.Dir(p)); err != nil {
 		return err
 	}
+	if e.link != "" {
+		// The host copies the file this archive wrote already (fs_read
+		// and fs_write both apply).
+		src := path.Join(w.s.extractParent, e.link)
+		if err := w.h.WriteFile(abi.FSWriteRequest{Path: p, Source: src, Mode: w.modes[e.link], Owner: w.s.owner, Group: w.s.group}); err != nil {
+			return fmt.Errorf("write %s (a hard link to %s): %w", p, src, err)
+		}
+		return nil
+	}
 	mode := e.mode
 	if mode == 0 {
 		mode = 0o644
 	}
+	w.modes[e.rel] = mode
 	// Up to part bytes go in one write; a larger file goes in parts.
 	buf := make([]byte, part)
 	step := "first"
