@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccm-dev/ccm/plugins/internal/schematest"
 	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
 // TestFormats downloads and extracts each format over HTTPS, then runs
@@ -218,11 +219,13 @@ func TestUnsafeEntries(t *testing.T) {
 // refused once it passes ratioFrom, before anything is written.
 func TestDecompressionBomb(t *testing.T) {
 	owner, group := me(t)
-	zeros := string(bytes.Repeat([]byte{0}, 4<<20))
+	// 8 members of 256 KiB of zeros: 2 MiB from a few KiB, checked past 1 MiB.
+	zeros := string(bytes.Repeat([]byte{0}, 256<<10))
 	var ms []member
 	for i := range 8 {
 		ms = append(ms, member{name: "z" + itoa(i), body: zeros})
 	}
+	tune := tuning{ratioFrom: 1 << 20}
 	for _, format := range []string{"tar.gz", "zip"} {
 		t.Run(format, func(t *testing.T) {
 			body := build(t, format, ms)
@@ -230,7 +233,7 @@ func TestDecompressionBomb(t *testing.T) {
 			srv := newServer(t, false)
 			srv.files["/b."+format] = body
 			dir := t.TempDir()
-			res := apply(newHost(nil, srv), dir+"/b."+format, map[string]any{
+			res := applyTuned(newHost(nil, srv), tune, dir+"/b."+format, map[string]any{
 				"url": srv.URL + "/b." + format, "extract_parent": dir + "/out", "owner": owner, "group": group,
 			}, false)
 			if !strings.Contains(res.Error, "decompression bomb") || !strings.Contains(res.Error, "nothing was extracted") {
@@ -415,7 +418,9 @@ func TestValidate(t *testing.T) {
 // arrive whole.
 func TestLargeFiles(t *testing.T) {
 	owner, group := me(t)
-	big := make([]byte, 5<<20+123)
+	// 64 KiB parts: the 200 KB file goes as first, next, next, last.
+	big := make([]byte, 200<<10+123)
+	tune := tuning{part: 64 << 10}
 	if _, err := rand.NewChaCha8([32]byte{1}).Read(big); err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +430,10 @@ func TestLargeFiles(t *testing.T) {
 			srv.files["/big."+format] = build(t, format, []member{{name: "big.bin", body: string(big)}, {name: "small", body: "s"}})
 			dir := t.TempDir()
 			h := newHost(nil, srv)
-			res := apply(h, dir+"/big."+format, map[string]any{"url": srv.URL + "/big." + format, "extract_parent": dir + "/out", "owner": owner, "group": group}, false)
+			res := applyTuned(h, tune, dir+"/big."+format, map[string]any{"url": srv.URL + "/big." + format, "extract_parent": dir + "/out", "owner": owner, "group": group}, false)
+			if n := h.Count(abi.CallFSWrite); n != 5 {
+				t.Fatalf("%d ccm_fs_write calls, want 5 (4 parts and the small file)", n)
+			}
 			if res.Error != "" {
 				t.Fatal(res.Error)
 			}

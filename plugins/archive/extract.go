@@ -20,15 +20,32 @@ import (
 const (
 	maxEntries    = 100000
 	maxTotalBytes = 1 << 30
-	// part is the most of a file sent in one ccm_fs_write; a larger file
-	// is written in parts (abi.FSWriteRequest.Part).
-	part = 2 << 20
+	// defaultPart is the most of a file sent in one ccm_fs_write; a larger
+	// file is written in parts (abi.FSWriteRequest.Part).
+	defaultPart = 2 << 20
 	// maxRatio is the most a tar.gz may expand (bytes out per byte in) once
 	// it has produced ratioFrom bytes: a decompression bomb stops there.
-	maxRatio  = 100
-	ratioFrom = 16 << 20
-	chunk     = 1 << 20 // bytes per ccm_fs_read
+	maxRatio         = 100
+	defaultRatioFrom = 16 << 20
+	chunk            = 1 << 20 // bytes per ccm_fs_read
 )
+
+// tuning holds the sizes tests lower to stay fast (archiveType.tune);
+// zero fields take the defaults.
+type tuning struct {
+	part      int   // bytes per ccm_fs_write
+	ratioFrom int64 // expansion checked past this many bytes
+}
+
+func (t tuning) withDefaults() tuning {
+	if t.part <= 0 {
+		t.part = defaultPart
+	}
+	if t.ratioFrom <= 0 {
+		t.ratioFrom = defaultRatioFrom
+	}
+	return t
+}
 
 // entry is one member of the archive to create.
 type entry struct {
@@ -72,7 +89,7 @@ func extract(h sdk.Host, s spec) error {
 // walk reads every entry of the archive, checks it, and passes it to fn.
 func walk(h sdk.Host, s spec, size int64, fn func(entry) error) error {
 	r := &fileReader{h: h, path: s.name, size: size}
-	c := &caps{}
+	c := &caps{ratioFrom: s.tune.withDefaults().ratioFrom}
 	switch s.format {
 	case "zip":
 		return walkZip(r, size, c, fn)
@@ -90,11 +107,12 @@ func walk(h sdk.Host, s spec, size int64, fn func(entry) error) error {
 
 // caps counts entries and bytes against the limits.
 type caps struct {
-	entries int
-	total   int64
-	in      *fileReader // compressed input read so far (tar.gz)
-	out     io.Reader
-	zipped  int64 // compressed size of the zip members met so far
+	entries   int
+	total     int64
+	in        *fileReader // compressed input read so far (tar.gz)
+	out       io.Reader
+	zipped    int64 // compressed size of the zip members met so far
+	ratioFrom int64
 }
 
 func (c *caps) add(name string, n int64) error {
@@ -106,7 +124,7 @@ func (c *caps) add(name string, n int64) error {
 	if c.in != nil {
 		in = c.in.read
 	}
-	if (c.in != nil || c.zipped > 0) && c.total > ratioFrom && c.total > maxRatio*max(in, 1) {
+	if (c.in != nil || c.zipped > 0) && c.total > c.ratioFrom && c.total > maxRatio*max(in, 1) {
 		return fmt.Errorf("refused: a decompression bomb: %d bytes from %d compressed (more than %d:1) at %s", c.total, in, maxRatio, name)
 	}
 	return nil
@@ -269,7 +287,7 @@ func (z *zipEntry) Read(p []byte) (int, error) {
 	if aerr := z.c.add(z.name, int64(n)); aerr != nil {
 		return n, aerr
 	}
-	if z.n > ratioFrom && z.n > maxRatio*max(z.compressed, 1) {
+	if z.n > uint64(z.c.ratioFrom) && z.n > maxRatio*max(z.compressed, 1) {
 		return n, fmt.Errorf("refused: a decompression bomb: entry %q expands more than %d:1", z.name, maxRatio)
 	}
 	return n, err
@@ -310,7 +328,7 @@ func (w *writer) write(e entry) error {
 	}
 	w.modes[e.rel] = mode
 	// Up to part bytes go in one write; a larger file goes in parts.
-	buf := make([]byte, part)
+	buf := make([]byte, w.s.tune.withDefaults().part)
 	step := "first"
 	for {
 		n, err := io.ReadFull(e.r, buf)

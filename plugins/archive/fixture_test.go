@@ -201,9 +201,15 @@ func newHost(grants trust.Chain, srvs ...*server) *fakehost.Host {
 }
 
 func apply(h *fakehost.Host, name string, props map[string]any, noop bool) abi.Result {
+	return applyTuned(h, tuning{}, name, props, noop)
+}
+
+// applyTuned is apply with lowered sizes (parts, the bomb check's start),
+// so the tests of what they bound stay fast, also under -race.
+func applyTuned(h *fakehost.Host, tune tuning, name string, props map[string]any, noop bool) abi.Result {
 	h.ReadOnly = noop
 	h.Properties = props
-	return (&archiveType{}).Apply(h, abi.Request{Type: typeName, Name: name, Properties: props, Noop: noop})
+	return (&archiveType{tune: tune}).Apply(h, abi.Request{Type: typeName, Name: name, Properties: props, Noop: noop})
 }
 
 func readFile(t *testing.T, p string) string {

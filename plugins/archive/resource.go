@@ -12,7 +12,8 @@ import (
 )
 
 // archiveType implements sdk.Resource; it keeps nothing between resources.
-type archiveType struct{}
+// tune is zero in ccm; tests lower it.
+type archiveType struct{ tune tuning }
 
 var _ sdk.Resource = (*archiveType)(nil)
 
@@ -126,9 +127,10 @@ func idMatches(want, name string, id int) bool {
 
 // Apply converges one archive: download when the file is missing or
 // differs, extract when it was downloaded or creates is missing, clean up.
-func (*archiveType) Apply(h sdk.Host, req abi.Request) abi.Result {
+func (t *archiveType) Apply(h sdk.Host, req abi.Request) abi.Result {
 	res := abi.Result{Provider: providerHTTP}
 	s, errs := parse(req.Name, req.Properties, req.Provider, true)
+	s.tune = t.tune
 	if len(errs) > 0 {
 		res.Error = strings.Join(errs, "; ")
 		return res

@@ -25,6 +25,7 @@ type spec struct {
 	password      string
 	headers       []string // "Name: value", sorted
 	format        string   // tar.gz, tar or zip
+	tune          tuning   // from archiveType, not a property
 }
 
 // parse reads properties and returns every problem found. Values that
