@@ -9,9 +9,10 @@ import (
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/exec.wasm ./exec
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/service.wasm ./service
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/package.wasm ./package
+//go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/archive.wasm ./archive
 
 // FS holds the built-in plugin modules as wasm/<type>.wasm (file.wasm,
-// exec.wasm, service.wasm, package.wasm).
+// exec.wasm, service.wasm, package.wasm, archive.wasm).
 //
 //go:embed wasm/*.wasm
 var FS embed.FS

@@ -1,6 +1,6 @@
 // Package plugins embeds the built-in resource types, each a WebAssembly
 // plugin built from the main package of the same name beside this file
-// (file, exec), so the ccm binary carries them and the host loads them like
+// (file, exec, package, service, archive), so the ccm binary carries them and the host loads them like
 // any third-party plugin: nothing in the host or the engine knows their
 // types by name.
 //

@@ -33,6 +33,9 @@ func callKind(call string) (kind trust.Kind, mutating, open bool) {
 		return trust.Exec, false, false
 	case abi.CallUserLookup, abi.CallGroupLookup:
 		return trust.Users, false, false
+	case abi.CallNetFetch:
+		// A download writes; read-only modes make no request at all.
+		return trust.Net, true, false
 	case abi.CallLookup, abi.CallLog:
 		return "", false, true
 	}

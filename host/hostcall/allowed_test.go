@@ -18,6 +18,7 @@ func TestAllowed(t *testing.T) {
 		ProbeExec: []string{"/usr/bin/systemctl is-active"},
 	}
 	all := trust.Chain{trust.All()}
+	netCaps := &abi.Capabilities{Net: []string{"GET https://*:*"}}
 	tests := []struct {
 		name   string
 		st     State
@@ -61,6 +62,20 @@ func TestAllowed(t *testing.T) {
 		{name: "log in validate", st: State{Export: abi.ExportValidate}, a: access{call: abi.CallLog}},
 		{name: "lookup with an empty grant", st: State{Caps: &abi.Capabilities{}, Caller: trust.Caller{Grants: trust.Chain{{}}}, HostCalls: true},
 			a: access{call: abi.CallLookup}},
+		{name: "net fetch granted", st: State{Caps: netCaps, Caller: trust.Caller{Grants: trust.Chain{{Net: []string{"https://dl.example.com"}}}}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a.tgz", target: "GET https://dl.example.com:443"}},
+		{name: "net fetch outside the grant", st: State{Caps: netCaps, Caller: trust.Caller{Grants: trust.Chain{{Net: []string{"https://dl.example.com"}}}}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://evil.example/a.tgz", target: "GET https://evil.example:443"}, denied: "net not granted for https://evil.example/a.tgz (resolved to GET https://evil.example:443); add it to grants in the apply"},
+		{name: "net fetch the plugin did not request", st: State{Caps: pluginCaps, Caller: trust.Caller{Grants: all}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a", target: "GET https://dl.example.com:443"}, denied: "the plugin's capabilities do not request it"},
+		{name: "net fetch in noop", st: State{Caps: netCaps, Caller: trust.Caller{Grants: all, Mode: trust.ModeNoop}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a", target: "GET https://dl.example.com:443"}, denied: "noop mode is read-only"},
+		{name: "net fetch in health-check mode", st: State{Caps: netCaps, Caller: trust.Caller{Grants: all, Mode: trust.ModeHealthCheck}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a", target: "GET https://dl.example.com:443"}, denied: "health-check-only mode is read-only"},
+		{name: "net fetch in status mode", st: State{Caps: netCaps, Caller: trust.Caller{Grants: all, Mode: trust.ModeStatus}, HostCalls: true},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a", target: "GET https://dl.example.com:443"}, denied: "status mode is read-only"},
+		{name: "net fetch in validate", st: State{Export: abi.ExportValidate, Caps: netCaps},
+			a: access{call: abi.CallNetFetch, path: "https://dl.example.com/a", target: "GET https://dl.example.com:443"}, denied: "not available during ccm_validate"},
 		{name: "unknown call", st: State{Caps: pluginCaps, Caller: trust.Caller{Grants: all}, HostCalls: true},
 			a: access{call: "ccm_http_get", target: "/etc/x"}, denied: "not granted"},
 	}

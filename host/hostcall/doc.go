@@ -19,8 +19,12 @@
 //     modes (probes).
 //   - paths.go, errors.go: the walk to a path's directory on descriptors;
 //     error codes.
-//   - fsread.go, fswrite.go, dirsync.go, mode.go: the filesystem calls;
+//   - fsread.go, fschunk.go, fswrite.go, fsparts.go, dirsync.go, mode.go:
+//     the filesystem calls (a read at an offset, a large write in parts);
 //     directory fsyncs put off to the end of the plugin call (DirSyncs).
+//   - net.go: ccm_net_fetch, an HTTP(S) request made by the host under the
+//     net grant, each redirect re-checked, its body written through
+//     fswrite.go's fileWrite.
 //   - exec.go, program.go: ccm_exec (and host.Host.Exec): the program
 //     resolved, opened once (O_PATH) and run from that descriptor, its #!
 //     interpreter checked too; descriptors above 2 made close-on-exec

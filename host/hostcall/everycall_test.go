@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +20,7 @@ import (
 // everyCallRequests is one request per host call, each one that succeeds
 // for an unconfined apply and would change dir if it ran. A host call added
 // to Handlers without an entry here fails TestEveryHostCallIsChecked.
-func everyCallRequests(dir string) map[string]any {
+func everyCallRequests(dir, url string) map[string]any {
 	f := filepath.Join(dir, "f")
 	return map[string]any{
 		abi.CallFSStat:      abi.FSStatRequest{Path: f, Checksum: true},
@@ -34,6 +36,7 @@ func everyCallRequests(dir string) map[string]any {
 		abi.CallGroupLookup: abi.GroupLookupRequest{ID: "0"},
 		abi.CallLookup:      abi.LookupRequest{Path: "facts.x"},
 		abi.CallLog:         abi.LogRequest{Level: "info", Message: "m"},
+		abi.CallNetFetch:    abi.NetFetchRequest{URL: url, Dest: filepath.Join(dir, "new")},
 	}
 }
 
@@ -46,7 +49,9 @@ func everyCallRequests(dir string) map[string]any {
 func TestEveryHostCallIsChecked(t *testing.T) {
 	table := Handlers()
 	dir := tempDir(t)
-	reqs := everyCallRequests(dir)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("body")) }))
+	t.Cleanup(srv.Close)
+	reqs := everyCallRequests(dir, srv.URL)
 	if got, want := slices.Sorted(maps.Keys(table)), slices.Sorted(maps.Keys(reqs)); !slices.Equal(got, want) {
 		t.Fatalf("Handlers registers %v; this test has requests for %v: give every host call a request here", got, want)
 	}

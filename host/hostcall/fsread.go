@@ -206,6 +206,9 @@ func FSRead(_ context.Context, st *State, req abi.FSReadRequest) (any, *abi.Call
 		return nil, cerr
 	}
 	defer f.Close()
+	if req.Chunk {
+		return readChunk(f, req, limit)
+	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
 		return nil, &abi.CallError{Code: abi.CodeTooLarge, Message: "read " + req.Path + ": file is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
 	}

@@ -63,17 +63,14 @@ func setidRule(st *State, call, path string, mode uint32) *abi.CallError {
 // of one directory take a flock on it around this, so two ccm processes
 // never remove each other's temp file mid-write.
 func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
-	if cerr := checkMode(req.Mode); cerr != nil {
-		return nil, cerr
+	if req.Part != "" {
+		return fsWritePart(st, req) // fsparts.go
 	}
-	l, cerr := locateChecked(st, abi.CallFSWrite, req.Path)
+	w, cerr := prepareWrite(st, req)
 	if cerr != nil {
 		return nil, cerr
 	}
-	defer l.close()
-	if cerr := setidRule(st, abi.CallFSWrite, req.Path, req.Mode); cerr != nil {
-		return nil, cerr
-	}
+	defer w.close()
 	var src io.Reader // stays a nil interface without a source
 	if req.Source != "" {
 		// Copying a source reveals its content: it needs fs_read on it.
@@ -84,38 +81,83 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 		defer f.Close()
 		src = f
 	}
-	uid, cerr := st.Names.uidOf(req.Owner)
+	if cerr := w.owners(st); cerr != nil {
+		return nil, cerr
+	}
+	if cerr := w.commit(st, src); cerr != nil {
+		return nil, cerr
+	}
+	return abi.Empty{}, nil
+}
+
+// fileWrite is one ccm_fs_write (or ccm_net_fetch download) checked and
+// located: prepareWrite, owners, then commit fills and renames it.
+type fileWrite struct {
+	req      abi.FSWriteRequest
+	l        *location
+	uid, gid int
+}
+
+// prepareWrite checks the mode, locates the target and passes the check
+// for ccm_fs_write on it, and the setid rule.
+func prepareWrite(st *State, req abi.FSWriteRequest) (*fileWrite, *abi.CallError) {
+	if cerr := checkMode(req.Mode); cerr != nil {
+		return nil, cerr
+	}
+	l, cerr := locateChecked(st, abi.CallFSWrite, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.Names.gidOf(req.Group)
-	if cerr != nil {
+	if cerr := setidRule(st, abi.CallFSWrite, req.Path, req.Mode); cerr != nil {
+		l.close()
 		return nil, cerr
 	}
-	if cerr := needParent(l); cerr != nil {
-		return nil, cerr
+	return &fileWrite{req: req, l: l, uid: -1, gid: -1}, nil
+}
+
+func (w *fileWrite) close() { w.l.close() }
+
+// owners resolves the owner and group and checks that the target's parent
+// exists and the target is not a directory.
+func (w *fileWrite) owners(st *State) *abi.CallError {
+	var cerr *abi.CallError
+	if w.uid, cerr = st.Names.uidOf(w.req.Owner); cerr != nil {
+		return cerr
 	}
-	if sys, err := lstatAt(l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return nil, &abi.CallError{Code: abi.CodeExists, Message: req.Path + " exists as a directory"}
+	if w.gid, cerr = st.Names.gidOf(w.req.Group); cerr != nil {
+		return cerr
 	}
+	if cerr := needParent(w.l); cerr != nil {
+		return cerr
+	}
+	if sys, err := lstatAt(w.l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return &abi.CallError{Code: abi.CodeExists, Message: w.req.Path + " exists as a directory"}
+	}
+	return nil
+}
+
+// commit fills the temp file from src (or req.Content when src is nil)
+// under the directory's writers' lock and renames it over the target.
+func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
+	l := w.l
 	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, osError("open directory of", req.Path, err)
+		return osError("open directory of", w.req.Path, err)
 	}
 	dir := os.NewFile(uintptr(dfd), l.dirPath)
 	if err := lockDir(dfd); err != nil {
 		dir.Close()
-		return nil, osError("lock directory of", req.Path, err)
+		return osError("lock directory of", w.req.Path, err)
 	}
 	tmp := tempName(l.base)
-	err = writeAt(dfd, tmp, l.base, src, req.Content, uid, gid, req.Mode)
+	err = writeAt(dfd, tmp, l.base, src, w.req.Content, w.uid, w.gid, w.req.Mode)
 	_ = unix.Flock(dfd, unix.LOCK_UN)
 	if err != nil {
 		dir.Close()
-		return nil, osError("write", req.Path, err)
+		return osError("write", w.req.Path, err)
 	}
 	st.Dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
-	return abi.Empty{}, nil
+	return nil
 }
 
 // tempName is the name of the temp file a write of base fills: hidden,

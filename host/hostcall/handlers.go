@@ -3,6 +3,7 @@ package hostcall
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -51,6 +52,12 @@ type State struct {
 	Dirs *DirSyncs
 	// Runtime is the plugin call being served; nil when there is none.
 	Runtime Runtime
+	// NetRoots, when set (host.TestDispatcher only), replace the system's
+	// TLS roots for ccm_net_fetch.
+	NetRoots *x509.CertPool
+	// Parts are the staging files of writes in parts this call started
+	// (fsparts.go), by target path.
+	Parts map[string]PartInode
 }
 
 // Runtime is what a host call asks of the plugin call it serves.
@@ -87,6 +94,7 @@ func Handlers() map[string]Handler {
 		abi.CallGroupLookup: typed(groupLookup),
 		abi.CallLookup:      typed(lookupCall),
 		abi.CallLog:         typed(logCall),
+		abi.CallNetFetch:    typed(netFetch),
 	}
 }
 
