@@ -228,3 +228,51 @@ func TestModulesFS(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStableFileBatch is the built-in file plugin's share of a warm
+// stable run, in process: per op, one ccm_validate_batch and one
+// ccm_apply_batch of 256 stable files (one stat each), as the engine sends
+// them (WithBuiltins: no termination check; no state documents).
+func BenchmarkStableFileBatch(b *testing.B) {
+	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	ctx := context.Background()
+	dir := b.TempDir()
+	const n = 256
+	callers := make([]trust.Caller, n)
+	reqs := make([]abi.Request, n)
+	vreqs := make([]abi.ValidateRequest, n)
+	for i := range n {
+		target := filepath.Join(dir, "f"+itoa(i))
+		content := "file " + itoa(i)
+		if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		props := map[string]any{"ensure": "present", "content": content, "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0644"}
+		callers[i] = trust.Caller{Resource: "file#" + target}
+		reqs[i] = abi.Request{Type: "file", Name: target, Properties: props, NoState: true}
+		vreqs[i] = abi.ValidateRequest{Properties: props}
+	}
+	run := func() {
+		if _, err := h.Validate(ctx, trust.Caller{}, "file", vreqs); err != nil {
+			b.Fatal(err)
+		}
+		res, err := h.ApplyBatch(ctx, callers, reqs, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Changed || r.Error != "" {
+				b.Fatalf("not stable: %+v", r)
+			}
+		}
+	}
+	run()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+}
