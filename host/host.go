@@ -259,5 +259,10 @@ func (s fsSource) types() []string {
 func (s fsSource) origin(string) string { return builtinOrigin }
 
 func (s fsSource) module(typ string) ([]byte, error) {
+	// An fs.FS that lends its bytes (plugins.Modules, the embedded
+	// built-ins) is not copied: 3.5 MB per type, 5 % of a 1-resource run.
+	if l, ok := s.fsys.(interface{ Lend(string) ([]byte, error) }); ok {
+		return l.Lend(typ + ".wasm")
+	}
 	return fs.ReadFile(s.fsys, typ+".wasm")
 }

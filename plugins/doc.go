@@ -9,7 +9,7 @@
 // and CI fails when one differs from a fresh build of its source
 // (scripts/check-plugins.sh).
 //
-// This package imports only embed and io/fs. The plugin sources import only the sdk,
+// This package imports only the standard library (embed, io/fs). The plugin sources import only the sdk,
 // plugins/internal/props and the standard library; plugins/internal/fakehost
 // is for their tests (a thin adapter over host.TestDispatcher, so plugin
 // tests meet the host's real rules). Apart from that test adapter, nothing
