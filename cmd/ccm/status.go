@@ -21,9 +21,8 @@ import (
 // statusUnsupported are the types whose plugin has no current state to
 // show, with what to do instead (docs/resources.md).
 var statusUnsupported = map[string]string{
-	"exec":    "a command has no state to read; `ccm apply --noop` shows whether it would run",
-	"apply":   "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
-	"archive": "use `ccm status file PATH` on the archive or on its creates path",
+	"exec":  "a command has no state to read; `ccm apply --noop` shows whether it would run",
+	"apply": "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
 }
 
 func newStatusCommand() *cobra.Command {
@@ -37,10 +36,11 @@ metadata as YAML (JSON with --json). Nothing is changed: the plugin runs with
 a read-only caller, so the host refuses every write and runs only the
 plugin's probe commands.
 
-TYPE is file, package, service or an operator plugin's type; a relative file
-NAME is taken from the current directory. exec, apply and archive have no
-state to show; scaffold shows whether its target exists and the files in it
-(comparing them with a source needs the manifest: ccm apply --noop).`,
+TYPE is file, package, service, archive, scaffold or an operator plugin's
+type; a relative file or archive NAME is taken from the current directory.
+exec and apply have no state to show; scaffold shows whether its target
+exists and the files in it (comparing them with a source needs the
+manifest: ccm apply --noop).`,
 		Example: `  ccm status file /etc/motd
   ccm status package openssh-server --json
   ccm info service sshd`,
@@ -60,7 +60,7 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 	if name == "" {
 		return &exitError{exitUsage, errors.New("NAME is empty; give the resource's name, such as /etc/motd or sshd")}
 	}
-	if typ == "file" && !filepath.IsAbs(name) {
+	if (typ == "file" || typ == "archive") && !filepath.IsAbs(name) {
 		abs, err := filepath.Abs(name)
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("file %s: %w", name, err)}
