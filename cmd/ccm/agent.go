@@ -205,6 +205,11 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 		}
 		defer nc.Close()
 		a.Conn = nc
+		// A change heard of while cut off is lost: catch up on reconnecting.
+		nc.SetReconnectHandler(func(c *nats.Conn) {
+			fmt.Fprintf(stderr, "ccm agent: NATS reconnected to %s\n", c.ConnectedUrlRedacted())
+			a.CatchUp(ctx)
+		})
 		if cfg.PublishResults() {
 			a.JS = js
 			a.HeartbeatEvery = cfg.HeartbeatDuration

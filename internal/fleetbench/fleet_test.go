@@ -130,6 +130,22 @@ func (k *tracker) add(m *nats.Msg) {
 	k.mu.Unlock()
 }
 
+// sweep adds every node's last stored result, unless already heard.
+func (k *tracker) sweep(ctx context.Context, js jetstream.JetStream) {
+	rows, err := agent.Latest(ctx, js)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, r := range rows {
+		if !slices.ContainsFunc(k.seen[r.Node], func(a arrival) bool { return a.r.Started.Equal(r.Started) }) {
+			k.seen[r.Node] = append(k.seen[r.Node], arrival{r, now})
+		}
+	}
+}
+
 // phase is what waitAll measured.
 type phase struct {
 	P50, P90, Max time.Duration
@@ -158,7 +174,21 @@ func (k *tracker) waitAll(t *testing.T, nodes int, t0 time.Time, timeout time.Du
 			return phase{P50: times[nodes/2], P90: times[nodes*9/10], Max: times[nodes-1], Done: nodes}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %v only %d of %d nodes reported", timeout, len(times), nodes)
+			var missing []string
+			k.mu.Lock()
+			for i := range nodes {
+				seen := k.seen[NodeName(i)]
+				if len(missing) < 5 && !slices.ContainsFunc(seen, func(a arrival) bool { return !a.r.Started.Before(t0) && ok(a.r) }) {
+					last := "nothing"
+					if len(seen) > 0 {
+						r := seen[len(seen)-1].r
+						last = fmt.Sprintf("%s (%s) digest %.12s error %q", r.Started.Format(time.StampMilli), r.Reason, r.Digest, r.Error)
+					}
+					missing = append(missing, NodeName(i)+": last heard "+last)
+				}
+			}
+			k.mu.Unlock()
+			t.Fatalf("after %v only %d of %d nodes reported; among those missing:\n%s", timeout, len(times), nodes, strings.Join(missing, "\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -259,7 +289,19 @@ func TestFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	trk := &tracker{seen: map[string][]arrival{}}
+	// Results stored while this connection was away are read back from
+	// the stream once it is back (the subscription is resent by then).
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectHandler(func(c *nats.Conn) {
+			go func() {
+				if js, err := jetstream.New(c); err == nil && c.Flush() == nil {
+					trk.sweep(ctx, js)
+				}
+			}()
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +310,6 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	trk := &tracker{seen: map[string][]arrival{}}
 	if _, err := nc.Subscribe(agent.ResultPrefix+">", trk.add); err != nil {
 		t.Fatal(err)
 	}
