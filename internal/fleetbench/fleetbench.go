@@ -178,13 +178,15 @@ func hostAgents() error {
 	// The simulated nodes share one machine, so their system facts are the
 	// same: they are gathered once per process (what one gathering costs
 	// is in the report), not once per run as on a real host.
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
+	}
+	t0 := time.Now()
 	fts, _, err := facts.Load(ctx, facts.Options{Dirs: []string{}})
 	if err != nil {
 		return err
 	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+format+"\n", args...)
-	}
+	logf("facts gathered in %v", time.Since(t0).Round(time.Millisecond))
 
 	sem := make(chan struct{}, parallel)
 	var runs sync.Mutex
