@@ -370,8 +370,13 @@ func TestFleet(t *testing.T) {
 	a1, s1, d1 := signed("v1", seed)
 	publish(a1, s1)
 
-	// The agent hosts.
+	// The agent hosts, with the compilation cache the other tests share
+	// (not the system's).
 	var hosts []*proc
+	cacheEnv := "CCM_CACHE_DIR=" + filepath.Join(os.TempDir(), "ccmtest-cache")
+	if d := os.Getenv("CCM_CACHE_DIR"); d != "" {
+		cacheEnv = "CCM_CACHE_DIR=" + d
+	}
 	per := (n + procs - 1) / procs
 	tStart := time.Now()
 	for k := range procs {
@@ -382,7 +387,7 @@ func TestFleet(t *testing.T) {
 		}
 		hosts = append(hosts, start(t, []string{Role + "=agents", "FB_ROOT=" + root, "FB_URL=" + url,
 			"FB_FIRST=" + strconv.Itoa(first), "FB_COUNT=" + strconv.Itoa(count), "FB_PROC=" + strconv.Itoa(k),
-			"FB_PARALLEL=" + strconv.Itoa(parallel)}, filepath.Join(root, fmt.Sprintf("agents-%d.log", k)), "started"))
+			"FB_PARALLEL=" + strconv.Itoa(parallel), cacheEnv}, filepath.Join(root, fmt.Sprintf("agents-%d.log", k)), "started"))
 	}
 	first := trk.waitAll(t, n, tStart, timeout, converged(d1))
 	checkFiles("v1")
