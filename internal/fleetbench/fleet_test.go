@@ -37,10 +37,19 @@ type proc struct {
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
-func (p *proc) stop(t *testing.T, sig syscall.Signal) {
+// stop signals the process and waits for it; after SIGTERM it must exit
+// 0 (a race the detector found in it makes it exit 66).
+func (p *proc) stop(t *testing.T, sig syscall.Signal, log string) {
 	_ = p.cmd.Process.Signal(sig)
 	select {
-	case <-p.done:
+	case err := <-p.done:
+		if sig == syscall.SIGTERM && err != nil {
+			b, _ := os.ReadFile(log)
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Errorf("%s: %v; the end of its log:\n%s", filepath.Base(log), err, b)
+		}
 	case <-time.After(60 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.done
@@ -468,7 +477,7 @@ func TestFleet(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	before := trk.count(n, t0, converged(d3))
-	srv.stop(t, syscall.SIGKILL)
+	srv.stop(t, syscall.SIGKILL, "")
 	tDown := time.Now()
 	srv = start(t, serverEnv, filepath.Join(root, "server.log"), "ready")
 	down := time.Since(tDown)
@@ -535,8 +544,8 @@ func TestFleet(t *testing.T) {
 	t.Logf("bundle whose manifest does not load: all %d reported failure %v after the publish (p50 %v), nothing changed; node0000: %s",
 		n, bad.Max.Round(time.Millisecond), bad.P50.Round(time.Millisecond), example.Error)
 
-	for _, h := range hosts {
-		h.stop(t, syscall.SIGTERM)
+	for k, h := range hosts {
+		h.stop(t, syscall.SIGTERM, filepath.Join(root, fmt.Sprintf("agents-%d.log", k)))
 	}
-	srv.stop(t, syscall.SIGTERM)
+	srv.stop(t, syscall.SIGTERM, filepath.Join(root, "server.log"))
 }
