@@ -421,8 +421,27 @@ func TestFleet(t *testing.T) {
 			agents.HWM = max(agents.HWM, s.HWM)
 			agents.Goroutines += s.Goroutines
 			agents.Runs += s.Runs
+			agents.Running += s.Running
 		}
 		return agents
+	}
+	// settle waits until no agent is running: a run still going on when
+	// the next bundle is published would be measured with it (and one
+	// reading the object being replaced waits out its fetch timeout).
+	settle := func() {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for quiet := 0; quiet < 3; {
+			if procStats().Running == 0 {
+				quiet++
+			} else {
+				quiet = 0
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("agents still running %v after the phase", timeout)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	cpu := func() (server, agents time.Duration) {
 		for _, h := range hosts {
@@ -452,6 +471,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	// 1. A rollout.
+	settle()
 	a2, s2, d2 := signed("v2", seed)
 	sc0, ac0 := cpu()
 	runs0 := st.Runs
@@ -468,7 +488,9 @@ func TestFleet(t *testing.T) {
 		mib(srvRSS), mib(srvHWM), mib(st.RSS), mib(st.HWM), load())
 
 	// 2. The server is killed mid-rollout and started again on its store.
+	settle()
 	a3, s3, d3 := signed("v3", seed)
+	runs0 = procStats().Runs
 	t0 = publish(a3, s3)
 	for trk.count(n, t0, converged(d3)) < max(1, n/4) {
 		if time.Since(t0) > timeout {
@@ -484,10 +506,11 @@ func TestFleet(t *testing.T) {
 	restart := trk.waitAll(t, n, t0, timeout, converged(d3))
 	checkFiles("v3")
 	stored("restart", converged(d3))
-	t.Logf("server restart: killed when %d of %d had reported, back after %v; all converged and reported %v after the publish (p50 %v); load %s",
-		before, n, down.Round(time.Millisecond), restart.Max.Round(time.Millisecond), restart.P50.Round(time.Millisecond), load())
+	t.Logf("server restart: killed when %d of %d had reported, back after %v; all converged and reported %v after the publish (p50 %v), %d runs; load %s",
+		before, n, down.Round(time.Millisecond), restart.Max.Round(time.Millisecond), restart.P50.Round(time.Millisecond), procStats().Runs-runs0, load())
 
 	// 3. Bad bundles: nothing may change on any node.
+	settle()
 	hashes := make([]string, n)
 	for i := range n {
 		if hashes[i], err = HashDir(OutDir(root, i)); err != nil {
@@ -533,6 +556,7 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settle()
 	t0 = publish(bm, bs)
 	badManifest := func(r agent.Result) bool { return !r.Successful && r.Digest == bundle.Digest(bm) }
 	bad = trk.waitAll(t, n, t0, timeout, badManifest)

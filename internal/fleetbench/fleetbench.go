@@ -149,6 +149,7 @@ type Stats struct {
 	RSS        uint64 `json:"rss"` // VmRSS, bytes
 	HWM        uint64 `json:"hwm"` // VmHWM, bytes
 	Runs       int64  `json:"runs"`
+	Running    int64  `json:"running"` // runs started and not finished, waiting for a slot or applying
 }
 
 // StatsSubject is where agent host proc answers with its Stats.
@@ -190,7 +191,7 @@ func hostAgents() error {
 
 	sem := make(chan struct{}, parallel)
 	var runs sync.Mutex
-	var nruns int64
+	var nruns, running int64
 	var wg sync.WaitGroup
 	var conns []*nats.Conn
 	for i := first; i < first+count; i++ {
@@ -236,6 +237,14 @@ func hostAgents() error {
 		// What cmd/ccm's agent does for one run (serve in cmd/ccm/agent.go),
 		// with the facts gathered once and no printer.
 		a.Run = func(ctx context.Context, manifest string) (*engine.Result, error) {
+			runs.Lock()
+			running++
+			runs.Unlock()
+			defer func() {
+				runs.Lock()
+				running--
+				runs.Unlock()
+			}()
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -279,10 +288,10 @@ func hostAgents() error {
 			runtime.ReadMemStats(&ms)
 			rss, hwm := procStatus(os.Getpid())
 			runs.Lock()
-			n := nruns
+			n, r := nruns, running
 			runs.Unlock()
 			b, _ := json.Marshal(Stats{Agents: count, HeapAlloc: ms.HeapAlloc, HeapInuse: ms.HeapInuse, Sys: ms.Sys,
-				Goroutines: runtime.NumGoroutine(), RSS: rss, HWM: hwm, Runs: n})
+				Goroutines: runtime.NumGoroutine(), RSS: rss, HWM: hwm, Runs: n, Running: r})
 			_ = m.Respond(b)
 		})
 		if err != nil {
