@@ -51,7 +51,7 @@ func TestCatchUp(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	type run struct{ reason, digest string }
+	type run struct{ reason string }
 	ran := make(chan run, 10)
 	var mu sync.Mutex
 	var digest string
