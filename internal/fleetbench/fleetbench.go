@@ -213,8 +213,7 @@ func hostAgents() error {
 		}
 		nc, err := nats.Connect(url, nats.Name("ccm agent "+node),
 			nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1),
-			nats.ReconnectWait(500*time.Millisecond), nats.ReconnectJitter(time.Second, time.Second),
-			nats.ReconnectHandler(func(*nats.Conn) { a.CatchUp(ctx) }))
+			nats.ReconnectWait(500*time.Millisecond), nats.ReconnectJitter(time.Second, time.Second))
 		if err != nil {
 			return err
 		}
@@ -226,10 +225,16 @@ func hostAgents() error {
 		a.Conn, a.JS = nc, js
 		var mu sync.Mutex
 		digests := map[string]string{}
+		cached := map[string][]source.Fallback{}
 		a.Digest = func(m string) string {
 			mu.Lock()
 			defer mu.Unlock()
 			return digests[m]
+		}
+		a.Cached = func(m string) []source.Fallback {
+			mu.Lock()
+			defer mu.Unlock()
+			return cached[m]
 		}
 		env := data.Environ(nil)
 		nodeData := map[string]any{"node_dir": OutDir(root, i)}
@@ -256,7 +261,10 @@ func hostAgents() error {
 			runs.Lock()
 			nruns++
 			runs.Unlock()
-			f := source.New(source.Options{Context: filepath.Join(root, "nats.json"), Cache: cache, Policy: policy})
+			// last_good is on by default in ccm agent: under cache_dir.
+			f := source.New(source.Options{Context: filepath.Join(root, "nats.json"), Cache: cache, Policy: policy,
+				LastGood: filepath.Join(cache, "last-good"),
+				Warn:     func(err error) { logf("%s: warning: %v", node, err) }})
 			defer f.Close()
 			eng := engine.New(engine.Options{
 				Plugins:      plugs,
@@ -267,6 +275,8 @@ func hostAgents() error {
 				Remote:       remote(f),
 			})
 			delete(digests, manifest)
+			delete(cached, manifest)
+			defer func() { cached[manifest] = f.Fallbacks() }()
 			res, err := eng.Run(ctx, manifest)
 			if x, berr := f.Bundle(ctx, manifest, ""); berr == nil {
 				digests[manifest] = x.Digest

@@ -2,130 +2,72 @@ package agent
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/ccm-dev/ccm/runtime/source"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// catchUpTries bounds how often CatchUp asks the server before it runs
-// anyway: a restarted server may take a moment to recover its streams.
-const (
-	catchUpTries = 5
-	catchUpPause = time.Second
-)
-
-// CatchUp is for the agent's NATS connection's ReconnectHandler, while
-// Loop runs. A change wake-up is a core NATS message, not stored, so an
-// agent that was cut off may have missed one; it may also have run without
-// reaching the object store, or run and not been able to publish the
-// result. For every obj:// manifest CatchUp compares the bundle digest of
-// the node's last stored result with the object's current digest and wakes
-// Loop (reason "changed: SOURCE") when they differ, when there is no
-// stored result, or when the last one is of another manifest. When the
-// server does not answer after a few tries it wakes Loop anyway: a run too
-// many costs less than a node left behind. CatchUp returns at once; the
-// work is done in a goroutine, bounded by ctx.
-//
-// The check is two direct gets per node, no consumer: a thousand agents
-// reconnecting at once cost the server a few thousand requests, and only
-// the nodes behind run.
-func (a *Agent) CatchUp(ctx context.Context) {
-	if a.JS == nil {
-		return
+// applied records the bundle digest manifest's last run used ("" when
+// it used none: a local manifest, or nothing could be fetched).
+func (a *Agent) applied(manifest, digest string) {
+	a.dmu.Lock()
+	defer a.dmu.Unlock()
+	if a.digests == nil {
+		a.digests = map[string]string{}
 	}
-	wake := a.wake
-	if wake == nil {
-		return // Loop has not started: its first run is still to come
-	}
-	go func() {
-		for _, m := range a.Manifests {
-			if !strings.HasPrefix(m, "obj://") {
-				continue
-			}
-			behind := true
-			for try := range catchUpTries {
-				b, err := a.behind(ctx, m)
-				if err == nil {
-					behind = b
-					break
-				}
-				if try == catchUpTries-1 {
-					a.logf("after reconnecting, could not tell whether %s changed: %v; running it", m, err)
-					break
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(catchUpPause):
-				}
-			}
-			if !behind {
-				continue
-			}
-			a.logf("after reconnecting: the last published result of %s is not of its current bundle; running it", m)
-			select {
-			case wake <- m:
-			default: // a run is already due: coalesce
-			}
-		}
-	}()
+	a.digests[manifest] = digest
 }
 
-// behind tells whether the node's last stored result is not a run of the
-// object m names as it is now.
-func (a *Agent) behind(ctx context.Context, m string) (bool, error) {
-	ref, err := source.Parse(m)
-	if err != nil {
-		return false, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, publishDeadline)
-	defer cancel()
-	obs, err := a.JS.ObjectStore(ctx, ref.Bucket)
-	if err != nil {
-		return false, err
-	}
-	info, err := obs.GetInfo(ctx, ref.Key)
-	if err != nil {
-		return false, err
-	}
-	current := objectDigestHex(info.Digest)
-	st, err := a.JS.Stream(ctx, ResultStream)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return true, nil
+// catchUp runs after each reconnection: a change of an obj:// source
+// published while the agent was not connected was not heard, so each
+// object's digest is read (one request per source, no consumer) and
+// compared with the bundle the source's last run used; a different one
+// wakes a run. A missing object or bucket wakes nothing.
+func (a *Agent) catchUp(ctx context.Context) {
+	var js jetstream.JetStream
+	for _, m := range a.Manifests {
+		if !strings.HasPrefix(m, "obj://") || ctx.Err() != nil {
+			continue
 		}
-		return false, err
-	}
-	msg, err := st.GetLastMsgForSubject(ctx, ResultSubject(a.Node))
-	if err != nil {
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return true, nil
+		ref, err := source.Parse(m)
+		if err != nil {
+			continue
 		}
-		return false, err
+		if js == nil {
+			if js, err = jetstream.New(a.Conn); err != nil {
+				return
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, publishDeadline)
+		var info *jetstream.ObjectInfo
+		obs, err := js.ObjectStore(cctx, ref.Bucket)
+		if err == nil {
+			info, err = obs.GetInfo(cctx, ref.Key)
+		}
+		cancel()
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrObjectNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+				a.logf("after reconnecting: %s: %v; the next interval run will catch up", m, err)
+			}
+			continue
+		}
+		raw, err := jetstream.DecodeObjectDigest(info.Digest)
+		if err != nil {
+			continue
+		}
+		a.dmu.Lock()
+		last := a.digests[m]
+		a.dmu.Unlock()
+		if hex.EncodeToString(raw) == last {
+			continue
+		}
+		a.logf("after reconnecting: %s changed while NATS was unreachable", m)
+		select {
+		case a.wake <- m:
+		default: // a run is already due: coalesce
+		}
 	}
-	var r Result
-	if json.Unmarshal(msg.Data, &r) != nil || r.Manifest != m {
-		return true, nil
-	}
-	return current == "" || r.Digest != current, nil
-}
-
-// objectDigestHex turns an object store digest ("SHA-256=" and base64url)
-// into the hex sha256 bundles are named by; "" when it is not one.
-func objectDigestHex(d string) string {
-	b64, ok := strings.CutPrefix(d, "SHA-256=")
-	if !ok {
-		return ""
-	}
-	b, err := base64.URLEncoding.DecodeString(b64)
-	if err != nil || len(b) != 32 {
-		return ""
-	}
-	return hex.EncodeToString(b)
 }
