@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"bytes"
@@ -24,21 +24,21 @@ const DefaultPath = "/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr/local/sbi
 // a child cannot hold the host's call open.
 const waitDelay = time.Second
 
-func execCall(ctx context.Context, st *callState, req abi.ExecRequest) (any, *abi.CallError) {
-	resp, cerr := runExecCall(ctx, st, req)
+func execCall(ctx context.Context, st *State, req abi.ExecRequest) (any, *abi.CallError) {
+	resp, cerr := Exec(ctx, st, req)
 	if cerr != nil {
 		return nil, cerr
 	}
 	return resp, nil
 }
 
-// runExecCall checks and runs one command (for ccm_exec and Host.Exec).
+// Exec checks and runs one command (for ccm_exec and Host.Exec).
 // Every exec of the host passes here (plugin execs, the exec type and its
 // guards, health checks, probes): the program is resolved and opened once,
 // the grant is matched on what was opened, every environment entry passes
 // the env rule, and the child runs that open file, never the name again
 // (docs/security.md, "Exec").
-func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.ExecResponse, *abi.CallError) {
+func Exec(ctx context.Context, st *State, req abi.ExecRequest) (abi.ExecResponse, *abi.CallError) {
 	argv, name, cerr := execTarget(req)
 	if cerr != nil {
 		return abi.ExecResponse{}, cerr
@@ -63,7 +63,7 @@ func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.E
 		}
 	}
 	for _, kv := range req.Env {
-		if rule := st.caller.Grants.EnvAllowed(kv); rule != "" {
+		if rule := st.Caller.Grants.EnvAllowed(kv); rule != "" {
 			return abi.ExecResponse{}, denied("environment of %s refused: %s", prog.path, rule)
 		}
 	}
@@ -71,17 +71,17 @@ func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.E
 	if cerr != nil {
 		return abi.ExecResponse{}, cerr
 	}
-	maxOut := st.limits.ExecOutputBytes
+	maxOut := st.ExecOutputBytes
 	if req.MaxOutput > 0 && req.MaxOutput < maxOut {
 		maxOut = req.MaxOutput
 	}
 	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
-	if timeout > 0 && st.deadline != nil {
+	if timeout > 0 && st.Runtime != nil {
 		// The command is bounded by its own timeout: its running time does not
-		// eat into the plugin's call_timeout (see Limits.CallTimeout).
-		st.deadline.extend(timeout)
+		// eat into the plugin's call_timeout (see host.Limits.CallTimeout).
+		st.Runtime.ExtendDeadline(timeout)
 		start := time.Now()
-		defer func() { st.deadline.extend(time.Since(start) - timeout) }()
+		defer func() { st.Runtime.ExtendDeadline(time.Since(start) - timeout) }()
 	}
 	// Test builds only (testhooks_on.go): run a fake in place of the
 	// approved program; the check above saw the real path.
@@ -95,7 +95,7 @@ func runExecCall(ctx context.Context, st *callState, req abi.ExecRequest) (abi.E
 // execCwd checks the working directory: "/" when unset; any other must be
 // an absolute, clean directory the caller may read (fs_read on its resolved
 // path), so a probe for existence goes through the grant like any read.
-func execCwd(st *callState, cwd string) (string, *abi.CallError) {
+func execCwd(st *State, cwd string) (string, *abi.CallError) {
 	if cwd == "" || cwd == "/" {
 		return "/", nil
 	}

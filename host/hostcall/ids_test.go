@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"os/user"
@@ -25,7 +25,7 @@ func TestNameCache(t *testing.T) {
 	const unknownID = 1<<31 - 7
 	const unknownName = "ccm-no-such-name"
 
-	for _, c := range []*nameCache{nil, {}} {
+	for _, c := range []*NameCache{nil, {}} {
 		for range 2 { // the second round answers from the cache
 			if got := c.owner(uid); got != me.Username {
 				t.Fatalf("owner(%d) = %q, want %q", uid, got, me.Username)

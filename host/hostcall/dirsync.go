@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import "os"
 
@@ -6,20 +6,20 @@ import "os"
 // past it, a write syncs its directory at once.
 const maxPendingDirs = 64
 
-// dirSyncs are the directories whose fsync a plugin call put off. A write
+// DirSyncs are the directories whose fsync a plugin call put off. A write
 // renames its file into place at once (a later stat in the same call sees
 // it), but the rename is made durable when the call ends, once per
 // directory, before its results reach the engine: a batch of 256 files in
 // one directory then costs one directory fsync instead of 256 (each about as
 // slow as the file's own). The file's data is still synced before the
 // rename, so a crash never leaves a half-written file in place.
-type dirSyncs struct {
+type DirSyncs struct {
 	dirs map[string]*os.File
 }
 
 // add puts off the fsync of dir (its resolved path), open as f; it takes
-// f over. A nil dirSyncs, or a full one, syncs now.
-func (d *dirSyncs) add(dir string, f *os.File) {
+// f over. A nil DirSyncs, or a full one, syncs now.
+func (d *DirSyncs) add(dir string, f *os.File) {
 	if _, ok := d.pending(dir); ok {
 		_ = f.Close()
 		return
@@ -35,7 +35,7 @@ func (d *dirSyncs) add(dir string, f *os.File) {
 	d.dirs[dir] = f
 }
 
-func (d *dirSyncs) pending(dir string) (*os.File, bool) {
+func (d *DirSyncs) pending(dir string) (*os.File, bool) {
 	if d == nil {
 		return nil, false
 	}
@@ -43,8 +43,8 @@ func (d *dirSyncs) pending(dir string) (*os.File, bool) {
 	return f, ok
 }
 
-// syncAll syncs and closes every pending directory.
-func (d *dirSyncs) syncAll() {
+// SyncAll syncs and closes every pending directory.
+func (d *DirSyncs) SyncAll() {
 	if d == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // locateChecked locates path (parents resolved on descriptors, see
 // location) and passes the one check for call on its resolved path. The
 // caller closes the location.
-func locateChecked(st *callState, call, path string) (*location, *abi.CallError) {
+func locateChecked(st *State, call, path string) (*location, *abi.CallError) {
 	l, cerr := locate(path)
 	if cerr != nil {
 		return nil, cerr
@@ -43,8 +43,8 @@ func needParent(l *location) *abi.CallError {
 
 // setidRule refuses a mode with the setuid or setgid bit unless every grant
 // in the caller's chain says setid: true (the unconfined root has it).
-func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
-	if mode&0o6000 != 0 && !st.caller.Grants.AllowsSetid() {
+func setidRule(st *State, call, path string, mode uint32) *abi.CallError {
+	if mode&0o6000 != 0 && !st.Caller.Grants.AllowsSetid() {
 		return denied("%s refused for %s: mode %#o sets the setuid or setgid bit; add setid: true to grants in the apply", call, path, mode)
 	}
 	return nil
@@ -53,7 +53,7 @@ func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
 // fsWrite writes atomically: a temp file beside the target (mode 0600 while
 // it fills), write, fsync, chown, chmod (after chown, which may clear setuid
 // bits), rename over the target, fsync the directory (when the plugin call
-// ends: see dirSyncs). On failure the temp file is removed and the target is
+// ends: see DirSyncs). On failure the temp file is removed and the target is
 // untouched. A symlink or a hard link at the target is replaced by the
 // rename, never followed or written through.
 //
@@ -62,18 +62,15 @@ func setidRule(st *callState, call, path string, mode uint32) *abi.CallError {
 // target, and the next write of the same target removes it first. Writers
 // of one directory take a flock on it around this, so two ccm processes
 // never remove each other's temp file mid-write.
-func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *abi.CallError) {
-	if cerr := checkMode(req.Mode); cerr != nil {
-		return nil, cerr
+func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
+	if req.Part != "" {
+		return fsWritePart(st, req) // fsparts.go
 	}
-	l, cerr := locateChecked(st, abi.CallFSWrite, req.Path)
+	w, cerr := prepareWrite(st, req)
 	if cerr != nil {
 		return nil, cerr
 	}
-	defer l.close()
-	if cerr := setidRule(st, abi.CallFSWrite, req.Path, req.Mode); cerr != nil {
-		return nil, cerr
-	}
+	defer w.close()
 	var src io.Reader // stays a nil interface without a source
 	if req.Source != "" {
 		// Copying a source reveals its content: it needs fs_read on it.
@@ -84,38 +81,83 @@ func fsWrite(_ context.Context, st *callState, req abi.FSWriteRequest) (any, *ab
 		defer f.Close()
 		src = f
 	}
-	uid, cerr := st.names.uidOf(req.Owner)
+	if cerr := w.owners(st); cerr != nil {
+		return nil, cerr
+	}
+	if cerr := w.commit(st, src); cerr != nil {
+		return nil, cerr
+	}
+	return abi.Empty{}, nil
+}
+
+// fileWrite is one ccm_fs_write (or ccm_net_fetch download) checked and
+// located: prepareWrite, owners, then commit fills and renames it.
+type fileWrite struct {
+	req      abi.FSWriteRequest
+	l        *location
+	uid, gid int
+}
+
+// prepareWrite checks the mode, locates the target and passes the check
+// for ccm_fs_write on it, and the setid rule.
+func prepareWrite(st *State, req abi.FSWriteRequest) (*fileWrite, *abi.CallError) {
+	if cerr := checkMode(req.Mode); cerr != nil {
+		return nil, cerr
+	}
+	l, cerr := locateChecked(st, abi.CallFSWrite, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
-	if cerr != nil {
+	if cerr := setidRule(st, abi.CallFSWrite, req.Path, req.Mode); cerr != nil {
+		l.close()
 		return nil, cerr
 	}
-	if cerr := needParent(l); cerr != nil {
-		return nil, cerr
+	return &fileWrite{req: req, l: l, uid: -1, gid: -1}, nil
+}
+
+func (w *fileWrite) close() { w.l.close() }
+
+// owners resolves the owner and group and checks that the target's parent
+// exists and the target is not a directory.
+func (w *fileWrite) owners(st *State) *abi.CallError {
+	var cerr *abi.CallError
+	if w.uid, cerr = st.Names.uidOf(w.req.Owner); cerr != nil {
+		return cerr
 	}
-	if sys, err := lstatAt(l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return nil, &abi.CallError{Code: abi.CodeExists, Message: req.Path + " exists as a directory"}
+	if w.gid, cerr = st.Names.gidOf(w.req.Group); cerr != nil {
+		return cerr
 	}
+	if cerr := needParent(w.l); cerr != nil {
+		return cerr
+	}
+	if sys, err := lstatAt(w.l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return &abi.CallError{Code: abi.CodeExists, Message: w.req.Path + " exists as a directory"}
+	}
+	return nil
+}
+
+// commit fills the temp file from src (or req.Content when src is nil)
+// under the directory's writers' lock and renames it over the target.
+func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
+	l := w.l
 	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, osError("open directory of", req.Path, err)
+		return osError("open directory of", w.req.Path, err)
 	}
 	dir := os.NewFile(uintptr(dfd), l.dirPath)
 	if err := lockDir(dfd); err != nil {
 		dir.Close()
-		return nil, osError("lock directory of", req.Path, err)
+		return osError("lock directory of", w.req.Path, err)
 	}
 	tmp := tempName(l.base)
-	err = writeAt(dfd, tmp, l.base, src, req.Content, uid, gid, req.Mode)
+	err = writeAt(dfd, tmp, l.base, src, w.req.Content, w.uid, w.gid, w.req.Mode)
 	_ = unix.Flock(dfd, unix.LOCK_UN)
 	if err != nil {
 		dir.Close()
-		return nil, osError("write", req.Path, err)
+		return osError("write", w.req.Path, err)
 	}
-	st.dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
-	return abi.Empty{}, nil
+	st.Dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
+	return nil
 }
 
 // tempName is the name of the temp file a write of base fills: hidden,
@@ -202,7 +244,7 @@ func lockDir(fd int) error {
 // each checked against the grant), then chowns and chmods it exactly, so
 // the umask does not matter. An existing directory only gets the chown and
 // chmod.
-func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *abi.CallError) {
+func fsMkdir(_ context.Context, st *State, req abi.FSMkdirRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}
@@ -214,11 +256,11 @@ func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *ab
 	if cerr := setidRule(st, abi.CallFSMkdir, req.Path, req.Mode); cerr != nil {
 		return nil, cerr
 	}
-	uid, cerr := st.names.uidOf(req.Owner)
+	uid, cerr := st.Names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
+	gid, cerr := st.Names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -255,7 +297,7 @@ func fsMkdir(_ context.Context, st *callState, req abi.FSMkdirRequest) (any, *ab
 // checked against fs_write: a grant of /a/b/c does not let mkdir create
 // /a/b. Each is created and entered through the descriptor of the one
 // before, so l.dir ends as the target's parent.
-func mkParents(st *callState, req abi.FSMkdirRequest, l *location) *abi.CallError {
+func mkParents(st *State, req abi.FSMkdirRequest, l *location) *abi.CallError {
 	if l.missing == nil {
 		return nil
 	}
@@ -292,7 +334,7 @@ func joinPath(dir, name string) string {
 // fsRemove unlinks a file or symlink (never its target) or removes a
 // directory; a non-empty one only with Recursive, which does not follow
 // symlinks either.
-func fsRemove(_ context.Context, st *callState, req abi.FSRemoveRequest) (any, *abi.CallError) {
+func fsRemove(_ context.Context, st *State, req abi.FSRemoveRequest) (any, *abi.CallError) {
 	l, cerr := locateChecked(st, abi.CallFSRemove, req.Path)
 	if cerr != nil {
 		return nil, cerr
@@ -387,17 +429,17 @@ func openNoFollow(l *location, op, path string) (int, unix.Stat_t, *abi.CallErro
 
 // fsChown changes ownership with lchown semantics: a symlink itself, never
 // its target.
-func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *abi.CallError) {
+func fsChown(_ context.Context, st *State, req abi.FSChownRequest) (any, *abi.CallError) {
 	l, cerr := locateChecked(st, abi.CallFSChown, req.Path)
 	if cerr != nil {
 		return nil, cerr
 	}
 	defer l.close()
-	uid, cerr := st.names.uidOf(req.Owner)
+	uid, cerr := st.Names.uidOf(req.Owner)
 	if cerr != nil {
 		return nil, cerr
 	}
-	gid, cerr := st.names.gidOf(req.Group)
+	gid, cerr := st.Names.gidOf(req.Group)
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -417,7 +459,7 @@ func fsChown(_ context.Context, st *callState, req abi.FSChownRequest) (any, *ab
 
 // fsChmod changes permission bits. Linux cannot chmod a symlink itself and
 // chmod would follow it, so a symlink is refused.
-func fsChmod(_ context.Context, st *callState, req abi.FSChmodRequest) (any, *abi.CallError) {
+func fsChmod(_ context.Context, st *State, req abi.FSChmodRequest) (any, *abi.CallError) {
 	if cerr := checkMode(req.Mode); cerr != nil {
 		return nil, cerr
 	}

@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 // Containment of the filesystem host calls (docs/security.md,
 // "Filesystem"): races on paths, hard links, privilege bits, non-regular
@@ -8,66 +8,25 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 	"golang.org/x/sys/unix"
 )
 
 // directState is the state of an apply call for caller.
-func directState(caller trust.Caller) *callState {
+func directState(caller trust.Caller) *State {
 	caller.Mode = trust.ModeApply
-	return &callState{export: abi.ExportApply, caller: caller, hostCalls: true, limits: DefaultLimits(), names: &nameCache{}}
-}
-
-// treeHash hashes every path under dir: name, type, mode, owner, link
-// count, content or link target.
-func treeHash(t testing.TB, dir string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		line := fmt.Sprintf("%s %v %d:%d", p, fi.Mode(), st.Uid, st.Gid)
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			line += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+	return &State{Export: abi.ExportApply, Caller: caller, HostCalls: true, RequestBytes: 16 << 20, ExecOutputBytes: 1 << 20, Names: &NameCache{}}
 }
 
 // outsideTree lays out a sentinel directory outside every grant.
@@ -104,7 +63,7 @@ func TestFSRaceSwapDirForSymlink(t *testing.T) {
 
 func raceSwap(t *testing.T) {
 	work, out := tempDir(t), outsideTree(t)
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	swap, alt := filepath.Join(work, "swap"), filepath.Join(work, "alt")
 	if err := os.Mkdir(swap, 0o755); err != nil {
 		t.Fatal(err)
@@ -148,7 +107,7 @@ func raceSwap(t *testing.T) {
 		case 2:
 			_, cerr = fsChown(ctx, st, abi.FSChownRequest{Path: p("victim"), Owner: "4242", Group: "4242"})
 		case 3:
-			resp, cerr = fsRead(ctx, st, abi.FSReadRequest{Path: p("secret")})
+			resp, cerr = FSRead(ctx, st, abi.FSReadRequest{Path: p("secret")})
 		case 4:
 			_, cerr = fsMkdir(ctx, st, abi.FSMkdirRequest{Path: p("newdir"), Mode: 0o777, Parents: true})
 		case 5:
@@ -172,9 +131,9 @@ func raceSwap(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	st.dirs.syncAll()
+	st.Dirs.SyncAll()
 	t.Logf("%d calls acted inside the grant, %d refused or failed; %d swaps", ok, refused, swaps.Load())
-	if after := treeHash(t, out); after != before {
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("the tree outside the grant changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
@@ -190,7 +149,7 @@ func TestFSHardLink(t *testing.T) {
 	if err := os.Link(secret, hl); err != nil {
 		t.Skipf("hard link across temp dirs: %v", err)
 	}
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	ctx := context.Background()
 	st := directState(trust.Caller{Grants: grantDir(t, work)})
 	refusals := []struct {
@@ -199,7 +158,7 @@ func TestFSHardLink(t *testing.T) {
 		want string
 	}{
 		{"read", func() *abi.CallError {
-			_, c := fsRead(ctx, st, abi.FSReadRequest{Path: hl})
+			_, c := FSRead(ctx, st, abi.FSReadRequest{Path: hl})
 			return c
 		}, "read refused for " + hl + ": it has 2 hard links"},
 		{"checksum", func() *abi.CallError {
@@ -232,7 +191,7 @@ func TestFSHardLink(t *testing.T) {
 	if resp, cerr := fsStat(ctx, st, abi.FSStatRequest{Path: hl}); cerr != nil || !resp.(abi.FSStatResponse).Exists {
 		t.Errorf("stat: %v %v", resp, cerr)
 	}
-	if after := treeHash(t, out); after != before {
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("the outside file changed:\n%s\n%s", before, after)
 	}
 	// Replacing the name renames a new file over it: the outside file keeps
@@ -271,7 +230,7 @@ func TestFSHardLink(t *testing.T) {
 		if err := os.Link(secret, filepath.Join(work, "hl3")); err != nil {
 			t.Fatal(err)
 		}
-		resp, cerr := fsRead(ctx, directState(trust.Caller{Grants: chain}), abi.FSReadRequest{Path: filepath.Join(work, "hl3")})
+		resp, cerr := FSRead(ctx, directState(trust.Caller{Grants: chain}), abi.FSReadRequest{Path: filepath.Join(work, "hl3")})
 		if cerr != nil || !strings.Contains(string(resp.(abi.FSReadResponse).Content), "SECRET") {
 			t.Errorf("unconfined read of a hard-linked file: %v", cerr)
 		}
@@ -285,7 +244,7 @@ func TestFSSetid(t *testing.T) {
 	work := tempDir(t)
 	ctx := context.Background()
 	mustWrite(t, filepath.Join(work, "f"), "x", 0o755)
-	calls := func(st *callState, i int) []*abi.CallError {
+	calls := func(st *State, i int) []*abi.CallError {
 		_, w := fsWrite(ctx, st, abi.FSWriteRequest{Path: filepath.Join(work, fmt.Sprintf("w%d", i)), Content: []byte("#!/bin/sh\n"), Mode: 0o4755})
 		_, c := fsChmod(ctx, st, abi.FSChmodRequest{Path: filepath.Join(work, "f"), Mode: 0o2755})
 		_, m := fsMkdir(ctx, st, abi.FSMkdirRequest{Path: filepath.Join(work, fmt.Sprintf("d%d", i)), Mode: 0o2775})
@@ -346,7 +305,7 @@ func TestFSNonRegular(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, c := fsRead(ctx, st, abi.FSReadRequest{Path: fifo})
+		_, c := FSRead(ctx, st, abi.FSReadRequest{Path: fifo})
 		if c == nil || !strings.Contains(c.Message, "not a regular file (other)") {
 			t.Errorf("read of a FIFO: %v", c)
 		}
@@ -373,7 +332,7 @@ func TestFSNonRegular(t *testing.T) {
 // before its rename leaves the target as it was and no temp file.
 func TestFSWriteTempFiles(t *testing.T) {
 	work, out := tempDir(t), outsideTree(t)
-	before := treeHash(t, out)
+	before := fstree.Describe(t, out)
 	ctx := context.Background()
 	st := directState(trust.Caller{Grants: grantDir(t, work)})
 	target := filepath.Join(work, "f")
@@ -420,8 +379,8 @@ func TestFSWriteTempFiles(t *testing.T) {
 	if _, err := os.Lstat(tmp); err == nil {
 		t.Fatal("the failed write left its temp file")
 	}
-	st.dirs.syncAll()
-	if after := treeHash(t, out); after != before {
+	st.Dirs.SyncAll()
+	if after := fstree.Describe(t, out); after != before {
 		t.Fatalf("outside changed:\n%s\n%s", before, after)
 	}
 	if n := tempName(strings.Repeat("x", 250)); len(n) > 255 || !strings.HasPrefix(n, ".ccm-tmp-") {

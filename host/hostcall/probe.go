@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"fmt"
@@ -26,26 +26,26 @@ import (
 // A shell command never matches a prefix: a prefix says nothing about what
 // follows a ";" in a shell line. exe is the resolved executable. It returns
 // "" when the exec may run, else why not.
-func probeRefused(st *callState, req *abi.ExecRequest, exe string) string {
+func probeRefused(st *State, req *abi.ExecRequest, exe string) string {
 	if req == nil || !req.Probe {
 		return "the request is not marked probe: true"
 	}
-	if st.builtin && isGuard(st, req) {
+	if st.Builtin && isGuard(st, req) {
 		return ""
 	}
 	if req.Shell {
 		return "a shell command runs only as the value of a built-in type's guard property (exec onlyif, unless)"
 	}
-	if !slices.ContainsFunc(st.caps.ProbeExec, func(p string) bool { return prefixMatches(p, exe, req.Argv) }) {
+	if !slices.ContainsFunc(st.Caps.ProbeExec, func(p string) bool { return prefixMatches(p, exe, req.Argv) }) {
 		return "the command is neither a built-in type's guard nor starts with one of the plugin's probe_exec entries"
 	}
-	if st.builtin {
+	if st.Builtin {
 		return ""
 	}
-	for i, g := range st.caller.Grants {
+	for i, g := range st.Caller.Grants {
 		if !slices.ContainsFunc(g.ProbeExec, func(p string) bool { return prefixMatches(p, exe, req.Argv) }) {
 			return fmt.Sprintf("a third-party plugin's probe_exec needs a matching probe_exec entry in every grant of the chain (the operator vouches that the program is read-only); grant %d of %d has none for %s",
-				i+1, len(st.caller.Grants), strings.Join(append([]string{exe}, req.Argv[1:]...), " "))
+				i+1, len(st.Caller.Grants), strings.Join(append([]string{exe}, req.Argv[1:]...), " "))
 		}
 	}
 	return ""
@@ -53,11 +53,11 @@ func probeRefused(st *callState, req *abi.ExecRequest, exe string) string {
 
 // isGuard reports whether req's command is the value of one of the
 // plugin's declared guard properties in this resource: the properties of
-// the request being served (callState.properties), their only way here.
-func isGuard(st *callState, req *abi.ExecRequest) bool {
-	for _, name := range st.guards {
+// the request being served (State.Properties), their only way here.
+func isGuard(st *State, req *abi.ExecRequest) bool {
+	for _, name := range st.Guards {
 		var lines []string
-		switch v := st.properties[name].(type) {
+		switch v := st.Properties[name].(type) {
 		case string:
 			lines = []string{v}
 		case []any:

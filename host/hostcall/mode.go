@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"io/fs"
@@ -15,8 +15,8 @@ func checkMode(m uint32) *abi.CallError {
 	return nil
 }
 
-// typeOf names a directory entry's type as ccm_fs_list does.
-func typeOf(m fs.FileMode) string {
+// TypeOf names a directory entry's type as ccm_fs_list does.
+func TypeOf(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return "file"

@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 
 // lookupCall answers ccm_lookup from the caller's facts, data and environ;
 // always allowed (they are what the manifest's templates see anyway).
-func lookupCall(_ context.Context, st *callState, req abi.LookupRequest) (any, *abi.CallError) {
+func lookupCall(_ context.Context, st *State, req abi.LookupRequest) (any, *abi.CallError) {
 	if cerr := allowed(st, access{call: abi.CallLookup}); cerr != nil {
 		return nil, cerr
 	}
-	if st.caller.Lookup == nil {
+	if st.Caller.Lookup == nil {
 		return abi.LookupResponse{}, nil
 	}
-	v, found := st.caller.Lookup(req.Path)
+	v, found := st.Caller.Lookup(req.Path)
 	return abi.LookupResponse{Found: found, Value: v}, nil
 }
 
 // logCall passes a plugin's log line to the caller's log; always allowed.
-func logCall(_ context.Context, st *callState, req abi.LogRequest) (any, *abi.CallError) {
+func logCall(_ context.Context, st *State, req abi.LogRequest) (any, *abi.CallError) {
 	switch req.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -29,6 +29,8 @@ func logCall(_ context.Context, st *callState, req abi.LogRequest) (any, *abi.Ca
 	if cerr := allowed(st, access{call: abi.CallLog}); cerr != nil {
 		return nil, cerr
 	}
-	st.log(req.Level, req.Message)
+	if st.Runtime != nil {
+		st.Runtime.Log(req.Level, req.Message)
+	}
 	return abi.Empty{}, nil
 }

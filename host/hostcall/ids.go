@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"context"
@@ -33,15 +33,15 @@ func parseID(kind, s string) (int, *abi.CallError) {
 }
 
 // uidOf resolves an owner (name or all-digit uid); "" = -1, unchanged. A
-// name found is remembered in c (see nameCache).
-func (c *nameCache) uidOf(owner string) (int, *abi.CallError) {
+// name found is remembered in c (see NameCache).
+func (c *NameCache) uidOf(owner string) (int, *abi.CallError) {
 	switch {
 	case owner == "":
 		return -1, nil
 	case allDigits(owner):
 		return parseID("user", owner)
 	}
-	if id, ok := c.idOf(owner, func(c *nameCache) *map[string]int { return &c.uids }); ok {
+	if id, ok := c.idOf(owner, func(c *NameCache) *map[string]int { return &c.uids }); ok {
 		return id, nil
 	}
 	u, err := user.Lookup(owner)
@@ -50,21 +50,21 @@ func (c *nameCache) uidOf(owner string) (int, *abi.CallError) {
 	}
 	id, cerr := parseID("user", u.Uid)
 	if cerr == nil {
-		c.rememberID(owner, id, func(c *nameCache) *map[string]int { return &c.uids })
+		c.rememberID(owner, id, func(c *NameCache) *map[string]int { return &c.uids })
 	}
 	return id, cerr
 }
 
 // gidOf resolves a group (name or all-digit gid); "" = -1, unchanged. A
 // name found is remembered in c.
-func (c *nameCache) gidOf(group string) (int, *abi.CallError) {
+func (c *NameCache) gidOf(group string) (int, *abi.CallError) {
 	switch {
 	case group == "":
 		return -1, nil
 	case allDigits(group):
 		return parseID("group", group)
 	}
-	if id, ok := c.idOf(group, func(c *nameCache) *map[string]int { return &c.gids }); ok {
+	if id, ok := c.idOf(group, func(c *NameCache) *map[string]int { return &c.gids }); ok {
 		return id, nil
 	}
 	g, err := user.LookupGroup(group)
@@ -73,12 +73,12 @@ func (c *nameCache) gidOf(group string) (int, *abi.CallError) {
 	}
 	id, cerr := parseID("group", g.Gid)
 	if cerr == nil {
-		c.rememberID(group, id, func(c *nameCache) *map[string]int { return &c.gids })
+		c.rememberID(group, id, func(c *NameCache) *map[string]int { return &c.gids })
 	}
 	return id, cerr
 }
 
-func (c *nameCache) idOf(name string, table func(*nameCache) *map[string]int) (int, bool) {
+func (c *NameCache) idOf(name string, table func(*NameCache) *map[string]int) (int, bool) {
 	if c == nil {
 		return 0, false
 	}
@@ -88,7 +88,7 @@ func (c *nameCache) idOf(name string, table func(*nameCache) *map[string]int) (i
 	return id, ok
 }
 
-func (c *nameCache) rememberID(name string, id int, table func(*nameCache) *map[string]int) {
+func (c *NameCache) rememberID(name string, id int, table func(*NameCache) *map[string]int) {
 	if c == nil {
 		return
 	}
@@ -112,13 +112,13 @@ func idLookupError(kind, name string, err error) *abi.CallError {
 	return &abi.CallError{Code: abi.CodeIO, Message: "look up " + kind + " " + strconv.Quote(name) + ": " + err.Error()}
 }
 
-// nameCache remembers user and group names and ids for a Host's lifetime:
+// NameCache remembers user and group names and ids for a Host's lifetime:
 // every ccm_fs_stat reports the owner and group by name, every write with an
 // owner resolves it to an id, and each lookup is a cgo call reading the
 // passwd and group databases. Only lookups that found something are kept, so
 // a name or id that appears during a run (a user created by an earlier
 // resource) is looked up again. A nil cache looks up every time.
-type nameCache struct {
+type NameCache struct {
 	mu     sync.Mutex
 	users  map[int]string // uid -> user name
 	groups map[int]string // gid -> group name
@@ -127,8 +127,8 @@ type nameCache struct {
 }
 
 // owner is the user name of uid, or the uid in digits when unknown.
-func (c *nameCache) owner(uid int) string {
-	return c.name(uid, func(c *nameCache) *map[int]string { return &c.users }, func(id string) (string, error) {
+func (c *NameCache) owner(uid int) string {
+	return c.name(uid, func(c *NameCache) *map[int]string { return &c.users }, func(id string) (string, error) {
 		u, err := user.LookupId(id)
 		if err != nil {
 			return "", err
@@ -138,8 +138,8 @@ func (c *nameCache) owner(uid int) string {
 }
 
 // group is the group name of gid, or the gid in digits when unknown.
-func (c *nameCache) group(gid int) string {
-	return c.name(gid, func(c *nameCache) *map[int]string { return &c.groups }, func(id string) (string, error) {
+func (c *NameCache) group(gid int) string {
+	return c.name(gid, func(c *NameCache) *map[int]string { return &c.groups }, func(id string) (string, error) {
 		g, err := user.LookupGroupId(id)
 		if err != nil {
 			return "", err
@@ -148,7 +148,7 @@ func (c *nameCache) group(gid int) string {
 	})
 }
 
-func (c *nameCache) name(id int, table func(*nameCache) *map[int]string, lookup func(string) (string, error)) string {
+func (c *NameCache) name(id int, table func(*NameCache) *map[int]string, lookup func(string) (string, error)) string {
 	if c != nil {
 		c.mu.Lock()
 		name, ok := (*table(c))[id]
@@ -184,7 +184,7 @@ func oneOf(name, id string) *abi.CallError {
 	return nil
 }
 
-func userLookup(_ context.Context, st *callState, req abi.UserLookupRequest) (any, *abi.CallError) {
+func userLookup(_ context.Context, st *State, req abi.UserLookupRequest) (any, *abi.CallError) {
 	if cerr := oneOf(req.Name, req.ID); cerr != nil {
 		return nil, cerr
 	}
@@ -212,7 +212,7 @@ func userLookup(_ context.Context, st *callState, req abi.UserLookupRequest) (an
 	return abi.UserLookupResponse{Name: u.Username, UID: uid, GID: gid, Home: u.HomeDir}, nil
 }
 
-func groupLookup(_ context.Context, st *callState, req abi.GroupLookupRequest) (any, *abi.CallError) {
+func groupLookup(_ context.Context, st *State, req abi.GroupLookupRequest) (any, *abi.CallError) {
 	if cerr := oneOf(req.Name, req.ID); cerr != nil {
 		return nil, cerr
 	}

@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // fsStat: a missing path is Exists=false, not an error. A followed symlink
 // is checked against the grant twice: where the link is, and where it leads.
-func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.CallError) {
+func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.CallError) {
 	l, cerr := locate(req.Path)
 	if cerr != nil {
 		return nil, cerr
@@ -58,7 +58,7 @@ func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.
 			linkTarget = ""
 		}
 	}
-	resp := statOf(&sys, st.names)
+	resp := statOf(&sys, st.Names)
 	resp.LinkTarget = linkTarget
 	if req.Checksum && sys.Mode&unix.S_IFMT == unix.S_IFREG {
 		f, cerr := openContent(st, l, req.Path, "checksum")
@@ -75,7 +75,7 @@ func fsStat(_ context.Context, st *callState, req abi.FSStatRequest) (any, *abi.
 	return resp, nil
 }
 
-func statOf(sys *unix.Stat_t, names *nameCache) abi.FSStatResponse {
+func statOf(sys *unix.Stat_t, names *NameCache) abi.FSStatResponse {
 	resp := abi.FSStatResponse{
 		Exists: true,
 		Type:   fileType(sys.Mode),
@@ -96,7 +96,7 @@ func statOf(sys *unix.Stat_t, names *nameCache) abi.FSStatResponse {
 // again with fstat. In a confined scope a file with more than one hard link
 // is refused: its other names may be outside the grant (/etc/shadow linked
 // into the granted directory), and the host cannot know where they are.
-func openContent(st *callState, l *location, path, op string) (*os.File, *abi.CallError) {
+func openContent(st *State, l *location, path, op string) (*os.File, *abi.CallError) {
 	if sys, err := lstatAt(l); err != nil {
 		return nil, osError(op, path, err)
 	} else if cerr := contentFile(st, &sys, path, op); cerr != nil {
@@ -118,7 +118,7 @@ func openContent(st *callState, l *location, path, op string) (*os.File, *abi.Ca
 	return os.NewFile(uintptr(fd), l.full()), nil
 }
 
-func contentFile(st *callState, sys *unix.Stat_t, path, op string) *abi.CallError {
+func contentFile(st *State, sys *unix.Stat_t, path, op string) *abi.CallError {
 	if sys.Mode&unix.S_IFMT != unix.S_IFREG {
 		return &abi.CallError{Code: abi.CodeIO, Message: op + " " + path + ": not a regular file (" + fileType(sys.Mode) + ")"}
 	}
@@ -131,8 +131,8 @@ func contentFile(st *callState, sys *unix.Stat_t, path, op string) *abi.CallErro
 // outside the grant is as dangerous to chmod or chown. Replacing it (a write
 // renames a new file over the name) and removing the name stay allowed:
 // they touch only the name in the grant. Directories cannot be hard-linked.
-func hardLinkRule(st *callState, sys *unix.Stat_t, op, path string) *abi.CallError {
-	if sys.Mode&unix.S_IFMT != unix.S_IFDIR && sys.Nlink > 1 && st.caller.Grants.Confined() {
+func hardLinkRule(st *State, sys *unix.Stat_t, op, path string) *abi.CallError {
+	if sys.Mode&unix.S_IFMT != unix.S_IFDIR && sys.Nlink > 1 && st.Caller.Grants.Confined() {
 		return denied("%s refused for %s: it has %d hard links, and in a scope confined by grants a hard-linked file may be a file outside the grant (replace or remove it instead)", op, path, sys.Nlink)
 	}
 	return nil
@@ -160,7 +160,7 @@ var copyBuffers = sync.Pool{New: func() any {
 // locateReadable locates path for reading its content: where it is, then
 // where its final symlink leads, each checked against fs_read for call. The
 // caller closes the location.
-func locateReadable(st *callState, call, path string) (*location, *abi.CallError) {
+func locateReadable(st *State, call, path string) (*location, *abi.CallError) {
 	l, cerr := locate(path)
 	if cerr != nil {
 		return nil, cerr
@@ -185,7 +185,7 @@ func locateReadable(st *callState, call, path string) (*location, *abi.CallError
 
 // openReadable opens path's content for call (see locateReadable and
 // openContent).
-func openReadable(st *callState, call, path, op string) (*os.File, *abi.CallError) {
+func openReadable(st *State, call, path, op string) (*os.File, *abi.CallError) {
 	l, cerr := locateReadable(st, call, path)
 	if cerr != nil {
 		return nil, cerr
@@ -194,8 +194,10 @@ func openReadable(st *callState, call, path, op string) (*os.File, *abi.CallErro
 	return openContent(st, l, path, op)
 }
 
-func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.CallError) {
-	limit := st.limits.RequestBytes
+// FSRead serves ccm_fs_read; the engine's own reads (host.Host.ReadFile) and
+// the reads of registered plugin files come here too, through the same check.
+func FSRead(_ context.Context, st *State, req abi.FSReadRequest) (any, *abi.CallError) {
+	limit := st.RequestBytes
 	if req.MaxBytes > 0 && req.MaxBytes < limit {
 		limit = req.MaxBytes
 	}
@@ -204,6 +206,9 @@ func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.
 		return nil, cerr
 	}
 	defer f.Close()
+	if req.Chunk {
+		return readChunk(f, req, limit)
+	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
 		return nil, &abi.CallError{Code: abi.CodeTooLarge, Message: "read " + req.Path + ": file is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
 	}
@@ -217,7 +222,7 @@ func fsRead(_ context.Context, st *callState, req abi.FSReadRequest) (any, *abi.
 	return abi.FSReadResponse{Content: data}, nil
 }
 
-func fsList(_ context.Context, st *callState, req abi.FSListRequest) (any, *abi.CallError) {
+func fsList(_ context.Context, st *State, req abi.FSListRequest) (any, *abi.CallError) {
 	l, cerr := locateReadable(st, abi.CallFSList, req.Path)
 	if cerr != nil {
 		return nil, cerr
@@ -236,7 +241,7 @@ func fsList(_ context.Context, st *callState, req abi.FSListRequest) (any, *abi.
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := abi.FSListResponse{Entries: make([]abi.DirEntry, 0, len(entries))}
 	for _, e := range entries {
-		out.Entries = append(out.Entries, abi.DirEntry{Name: e.Name(), Type: typeOf(e.Type())})
+		out.Entries = append(out.Entries, abi.DirEntry{Name: e.Name(), Type: TypeOf(e.Type())})
 	}
 	return out, nil
 }

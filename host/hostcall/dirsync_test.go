@@ -1,4 +1,4 @@
-package host
+package hostcall
 
 import (
 	"fmt"
@@ -32,18 +32,18 @@ func TestDirSyncs(t *testing.T) {
 		dirs     int // distinct directories added
 		repeats  int // times each is added
 		nilSyncs bool
-		want     int // pending before syncAll
+		want     int // pending before SyncAll
 	}{
 		{name: "one directory, many writes", dirs: 1, repeats: 5, want: 1},
 		{name: "several directories", dirs: 3, repeats: 2, want: 3},
 		{name: "past the bound, sync at once", dirs: maxPendingDirs + 3, repeats: 1, want: maxPendingDirs},
-		{name: "no dirSyncs, sync at once", dirs: 2, repeats: 1, nilSyncs: true, want: 0},
+		{name: "no DirSyncs, sync at once", dirs: 2, repeats: 1, nilSyncs: true, want: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var d *dirSyncs
+			var d *DirSyncs
 			if !tt.nilSyncs {
-				d = &dirSyncs{}
+				d = &DirSyncs{}
 			}
 			for i := range tt.dirs {
 				dir := mkdir(t, fmt.Sprintf("%s-%d", tt.name, i))
@@ -61,27 +61,27 @@ func TestDirSyncs(t *testing.T) {
 				t.Fatalf("%d directories pending, want %d", got, tt.want)
 			}
 			files := d.files()
-			d.syncAll()
+			d.SyncAll()
 			if got := d.count(); got != 0 {
-				t.Fatalf("%d directories pending after syncAll", got)
+				t.Fatalf("%d directories pending after SyncAll", got)
 			}
 			for _, f := range files {
 				if err := f.Close(); err == nil {
-					t.Fatalf("%s was left open after syncAll", f.Name())
+					t.Fatalf("%s was left open after SyncAll", f.Name())
 				}
 			}
 		})
 	}
 }
 
-func (d *dirSyncs) count() int {
+func (d *DirSyncs) count() int {
 	if d == nil {
 		return 0
 	}
 	return len(d.dirs)
 }
 
-func (d *dirSyncs) files() []*os.File {
+func (d *DirSyncs) files() []*os.File {
 	if d == nil {
 		return nil
 	}
