@@ -362,10 +362,17 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ResyncEvery is how often a watch without a consumer re-reads the
+// entries to notice removals.
+var ResyncEvery = 5 * time.Second
+
 // Watch streams the current entries matching the filter and then every
-// change, until ctx ends (CCM's JetStreamWatch: one ordered consumer per
-// watcher, see docs/registration.md for what that costs).
-func Watch(ctx context.Context, js jetstream.JetStream, stream, cluster, protocol, service, address string) (<-chan Event, error) {
+// change, until ctx ends. Like CCM's JetStreamWatch it reads through one
+// ordered consumer, which reports removals with their reason; when the
+// stream refuses another consumer (nats-server allows 1000 per stream by
+// default, so the 1001st watcher fails in CCM) it falls back to watching
+// without one (WatchWithoutConsumer) and says so through note.
+func Watch(ctx context.Context, js jetstream.JetStream, stream, cluster, protocol, service, address string, note func(string)) (<-chan Event, error) {
 	filter, err := FilterSubject(cluster, protocol, service, address)
 	if err != nil {
 		return nil, err
@@ -374,6 +381,12 @@ func Watch(ctx context.Context, js jetstream.JetStream, stream, cluster, protoco
 		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 	})
+	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
+		if note != nil {
+			note(fmt.Sprintf("stream %s refuses another consumer (%v); watching without one: live updates from NATS, removals noticed within %s", stream, err, ResyncEvery))
+		}
+		return WatchWithoutConsumer(ctx, js, stream, cluster, protocol, service, address)
+	}
 	if err != nil {
 		return nil, streamErr("watch", stream, err)
 	}
@@ -395,13 +408,99 @@ func Watch(ctx context.Context, js jetstream.JetStream, stream, cluster, protoco
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("registration watch on stream %s: %w", stream, err)
+		return nil, streamErr("watch", stream, err)
 	}
 	go func() {
 		<-ctx.Done()
 		cc.Stop()
 		<-cc.Closed()
 		close(events)
+	}()
+	return events, nil
+}
+
+// WatchWithoutConsumer watches with no JetStream state on the server: the
+// current entries from a lookup, live registrations from a core NATS
+// subscription on the filter, and a lookup every ResyncEvery whose
+// missing entries become removals with Reason "Gone" (the server does not
+// publish its removal markers to subscribers, so the reason is unknown).
+func WatchWithoutConsumer(ctx context.Context, js jetstream.JetStream, stream, cluster, protocol, service, address string) (<-chan Event, error) {
+	filter, err := FilterSubject(cluster, protocol, service, address)
+	if err != nil {
+		return nil, err
+	}
+	live := make(chan *nats.Msg, 1024)
+	sub, err := js.Conn().ChanSubscribe(filter, live)
+	if err != nil {
+		return nil, fmt.Errorf("registration watch: subscribing to %s: %w", filter, err)
+	}
+	first, _, err := Lookup(ctx, js, stream, cluster, protocol, service, address)
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
+	events := make(chan Event, 100)
+	go func() {
+		defer close(events)
+		defer sub.Unsubscribe() //nolint:errcheck
+		type seen struct {
+			e  *Entry
+			at time.Time
+		}
+		known := map[string]seen{}
+		send := func(ev Event) bool {
+			select {
+			case events <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for _, e := range first {
+			known[Subject(e)] = seen{e, time.Now()}
+			if !send(Event{Action: "register", Entry: e}) {
+				return
+			}
+		}
+		tick := time.NewTicker(ResyncEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-live:
+				e := &Entry{}
+				if json.Unmarshal(m.Data, e) != nil {
+					continue
+				}
+				known[m.Subject] = seen{e, time.Now()}
+				if !send(Event{Action: "register", Entry: e}) {
+					return
+				}
+			case <-tick.C:
+				began := time.Now()
+				lctx, cancel := context.WithTimeout(ctx, ResyncEvery)
+				now, _, err := Lookup(lctx, js, stream, cluster, protocol, service, address)
+				cancel()
+				if err != nil {
+					continue // a server restart, say: try again next tick
+				}
+				there := make(map[string]bool, len(now))
+				for _, e := range now {
+					there[Subject(e)] = true
+				}
+				for subj, k := range known {
+					// An entry registered while the lookup ran may be
+					// missing from it: only older ones are gone.
+					if !there[subj] && k.at.Before(began) {
+						delete(known, subj)
+						if !send(Event{Action: "remove", Entry: k.e, Reason: "Gone"}) {
+							return
+						}
+					}
+				}
+			}
+		}
 	}()
 	return events, nil
 }

@@ -144,7 +144,7 @@ func TestTTLExpiryAndWatch(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	events, err := Watch(wctx, js, DefaultStream, "prod", "", "", "")
+	events, err := Watch(wctx, js, DefaultStream, "prod", "", "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
