@@ -47,15 +47,15 @@ type hieraEnv struct {
 // a template() nesting depth.
 func (x *Expander) newEnv(depth int) *exprEnv {
 	return &exprEnv{
-		Facts:    x.env.Facts,
-		Data:     x.env.Data,
-		Environ:  x.environ,
-		Lookup:   x.lookupFn,
-		ReadFile: x.readFileFn,
-		File:     x.readFileFn,
-		Template: func(args ...any) (any, error) { return x.templateFn(depth, args) },
-		Jet:      func(args ...any) (any, error) { return x.jetFn(depth, args) },
-		KVGet:    x.kvGetFn,
+		Facts:         x.env.Facts,
+		Data:          x.env.Data,
+		Environ:       x.environ,
+		Lookup:        x.lookupFn,
+		ReadFile:      x.readFileFn,
+		File:          x.readFileFn,
+		Template:      func(args ...any) (any, error) { return x.templateFn(depth, args) },
+		Jet:           func(args ...any) (any, error) { return x.jetFn(depth, args) },
+		KVGet:         x.kvGetFn,
 		Registrations: x.registrationsFn,
 	}
 }

@@ -26,11 +26,11 @@ func TestRegistrations(t *testing.T) {
 		return regEntries{{"10.0.0.1", 80, 10}, {"10.0.0.2", 81, 20}}, nil
 	}})
 	for src, want := range map[string]string{
-		`{{ registrations("prod", "http", "web", "*")[1].Address }}`:                  "10.0.0.2",
-		`{{ len(registrations("prod", "http", "web", "*")) }}`:                        "2",
-		`{{ registrations("prod", "http", "web", "*").PrometheusFileSD() }}`:          "sd:10.0.0.1",
+		`{{ registrations("prod", "http", "web", "*")[1].Address }}`:                                                                                         "10.0.0.2",
+		`{{ len(registrations("prod", "http", "web", "*")) }}`:                                                                                               "2",
+		`{{ registrations("prod", "http", "web", "*").PrometheusFileSD() }}`:                                                                                 "sd:10.0.0.1",
 		`{{ jet("[[ range _, e := registrations(\"prod\", \"http\", \"web\", \"*\") ]]s [[ e.Address ]]:[[ e.Port ]] w[[ 256 - e.Priority ]];[[ end ]]") }}`: "s 10.0.0.1:80 w246;s 10.0.0.2:81 w236;",
-		`{{ jet("[[ registrations(\"prod\", \"http\", \"web\", \"*\").PrometheusFileSD() ]]") }}`: "sd:10.0.0.1",
+		`{{ jet("[[ registrations(\"prod\", \"http\", \"web\", \"*\").PrometheusFileSD() ]]") }}`:                                                            "sd:10.0.0.1",
 	} {
 		v, err := x.String(src)
 		if err != nil || v != want {
