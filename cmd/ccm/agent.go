@@ -151,9 +151,13 @@ func (o *agentOptions) run(cmd *cobra.Command) error {
 func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *host.Host, reload <-chan struct{}) error {
 	var err error
 	stderr := cmd.ErrOrStderr()
-	if cfg.Registration != "" {
-		fmt.Fprintf(stderr, "ccm: warning: %s: registration is not implemented yet and is ignored (docs/agent.md)\n", o.config)
+	// register_when_stable and registrations() (registration.go).
+	reg := &regHooks{context: cfg.NatsContext, stream: cfg.RegistrationStream, destination: cfg.Registration}
+	if cfg.Registration != "" && o.noNATS {
+		fmt.Fprintf(stderr, "ccm: warning: %s: registration: %s needs NATS; with --no-nats register_when_stable entries are not published\n", o.config, cfg.Registration)
+		reg.destination = ""
 	}
+	defer reg.close()
 	node := o.node
 	if node == "" {
 		node = cfg.Node
@@ -204,6 +208,7 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			return &exitError{exitUsage, err}
 		}
 		defer nc.Close()
+		reg.nc, reg.js = nc, js
 		a.Conn = nc
 		if cfg.PublishResults() {
 			a.JS = js
@@ -256,6 +261,8 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			Reporter:        newPrinter(out, useColor("auto", out)),
 			Remote:          remoteHook(fetcher),
 			KVGet:           kvGetHook(fetcher),
+			Register:        reg.registerHook(),
+			Registrations:   reg.lookup,
 			HealthCheckOnly: healthOnly,
 		})
 		delete(digests, manifest)

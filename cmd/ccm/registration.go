@@ -11,14 +11,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ccm-dev/ccm/runtime/natsctx"
 	"github.com/ccm-dev/ccm/runtime/registration"
+	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/goccy/go-yaml"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 )
 
@@ -418,4 +421,141 @@ func registrationRm(connect connectFunc, stream func(*cobra.Command) *string) *c
 		return nil
 	}
 	return c
+}
+
+// regHooks are the engine's Register and Registrations
+// (docs/registration.md): a NATS connection made on first use from the
+// context, or the agent's.
+type regHooks struct {
+	context     string // NATS context name, "" for the default
+	stream      string
+	destination string // "", registration.DestinationNATS or DestinationJetStream
+
+	mu  sync.Mutex
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	own bool // nc was opened here and is closed by close
+	err error
+}
+
+// lookupTimeout bounds one registrations() call.
+const lookupTimeout = 10 * time.Second
+
+func (h *regHooks) conn() (jetstream.JetStream, *nats.Conn, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.js != nil || h.err != nil {
+		return h.js, h.nc, h.err
+	}
+	c, err := natsctx.Resolve(h.context)
+	if err == nil {
+		h.nc, h.js, err = c.Connect()
+	}
+	if err != nil {
+		// Once per run: every later call fails the same way at once.
+		h.err = fmt.Errorf("NATS is unreachable: %w", err)
+		return nil, nil, h.err
+	}
+	h.own = true
+	return h.js, h.nc, nil
+}
+
+func (h *regHooks) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.own && h.nc != nil {
+		h.nc.Close()
+	}
+}
+
+func (h *regHooks) grantTarget() string { return "nats:registration/" + h.stream }
+
+func (h *regHooks) allowed(grants trust.Chain) error {
+	if t := h.grantTarget(); !grants.Allows(trust.Net, t) {
+		return fmt.Errorf("refused: the scope's grants do not allow net %q; add it to the apply's grants (net: [%q])", t, t)
+	}
+	return nil
+}
+
+// lookup is engine.Options.Registrations.
+func (h *regHooks) lookup(ctx context.Context, cluster, protocol, service, address string, grants trust.Chain) (any, error) {
+	if err := h.allowed(grants); err != nil {
+		return nil, err
+	}
+	js, _, err := h.conn()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	res, _, err := registration.Lookup(ctx, js, h.stream, cluster, protocol, service, address)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("no answer from stream %s within %s: %w", h.stream, lookupTimeout, err)
+	}
+	return res, err
+}
+
+// register is engine.Options.Register.
+func (h *regHooks) register(ctx context.Context, raw map[string]any, grants trust.Chain) (string, error) {
+	e, err := registration.FromMap(raw)
+	if err != nil {
+		return "", err
+	}
+	if err := e.Validate(); err != nil {
+		return "", err
+	}
+	if err := h.allowed(grants); err != nil {
+		return "", err
+	}
+	js, nc, err := h.conn()
+	if err != nil {
+		return "", err
+	}
+	p := &registration.Publisher{NC: nc, Stream: h.stream}
+	if h.destination == registration.DestinationJetStream {
+		p.JS = js
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	if err := p.Publish(ctx, e); err != nil {
+		return "", err
+	}
+	desc := fmt.Sprintf("%s/%s/%s %s", e.Cluster, e.Service, e.Protocol, e.Address)
+	if e.Port != 0 {
+		desc += fmt.Sprintf(":%d", e.Port)
+	}
+	if e.TTL != "" {
+		desc += " ttl " + e.TTL
+	}
+	return desc + " on " + h.destination, nil
+}
+
+// regFlags are apply's registration flags: CCM's --registration (-R)
+// names the stream registrations() reads; ours, --register, publishes
+// register_when_stable entries (CCM's apply never does, only its agent).
+type regFlags struct {
+	stream      string
+	destination string
+}
+
+func (r *regFlags) addFlags(f *pflag.FlagSet) {
+	f.StringVarP(&r.stream, "registration", "R", registration.DefaultStream, "the NATS `STREAM` holding registration data, for registrations() and --register")
+	f.StringVar(&r.destination, "register", "", "publish register_when_stable entries of stable resources: `jetstream` (to the stream) or nats (core NATS, best effort); default: not published")
+}
+
+func (r *regFlags) hooks(natsContext string) (*regHooks, error) {
+	switch r.destination {
+	case "", registration.DestinationNATS, registration.DestinationJetStream:
+	default:
+		return nil, fmt.Errorf("--register %q: want jetstream or nats", r.destination)
+	}
+	return &regHooks{context: natsContext, stream: r.stream, destination: r.destination}, nil
+}
+
+// registerHook is engine.Options.Register, nil without a destination.
+func (h *regHooks) registerHook() func(context.Context, map[string]any, trust.Chain) (string, error) {
+	if h.destination == "" {
+		return nil
+	}
+	return h.register
 }

@@ -272,3 +272,87 @@ func (entries Entries) PrometheusFileSD() (string, error) {
 	}
 	return string(j), nil
 }
+
+// FromMap builds an entry from a register_when_stable item, its templates
+// expanded: strings for cluster, service, protocol and address; whole
+// numbers (or their text) for port and priority; a duration or never for
+// ttl; annotations a map whose values are printed as text.
+func FromMap(m map[string]any) (*Entry, error) {
+	e := &Entry{}
+	str := func(k string) (string, error) {
+		switch v := m[k].(type) {
+		case nil:
+			return "", nil
+		case string:
+			return v, nil
+		default:
+			return "", fmt.Errorf("%w: %s must be a string, not %T", ErrInvalid, k, v)
+		}
+	}
+	num := func(k string) (int64, error) {
+		switch v := m[k].(type) {
+		case nil:
+			return 0, nil
+		case int:
+			return int64(v), nil
+		case int64:
+			return v, nil
+		case uint64:
+			if v > math.MaxInt64 {
+				return 0, fmt.Errorf("%w: %s %d is too large", ErrInvalid, k, v)
+			}
+			return int64(v), nil
+		case float64:
+			if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+				return 0, fmt.Errorf("%w: %s must be a whole number, not %v", ErrInvalid, k, v)
+			}
+			return int64(v), nil
+		case string:
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w: %s must be a whole number, not %q", ErrInvalid, k, v)
+			}
+			return n, nil
+		default:
+			return 0, fmt.Errorf("%w: %s must be a whole number, not %T", ErrInvalid, k, v)
+		}
+	}
+	var err error
+	for k, dst := range map[string]*string{"cluster": &e.Cluster, "service": &e.Service, "protocol": &e.Protocol, "address": &e.Address} {
+		if *dst, err = str(k); err != nil {
+			return nil, err
+		}
+	}
+	if e.Port, err = num("port"); err != nil {
+		return nil, err
+	}
+	if _, ok := m["port"]; ok && e.Port == 0 {
+		return nil, fmt.Errorf("%w: port '0' must be between 1 and %d", ErrInvalid, math.MaxUint16)
+	}
+	if e.Priority, err = num("priority"); err != nil {
+		return nil, err
+	}
+	switch v := m["ttl"].(type) {
+	case nil:
+	case string:
+		if e.TTL, err = ParseTTL(v); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w: ttl must be a duration such as 10m or never, not %T", ErrInvalid, v)
+	}
+	switch v := m["annotations"].(type) {
+	case nil:
+	case map[string]any:
+		e.Annotations = make(map[string]string, len(v))
+		for k, a := range v {
+			if a == nil {
+				a = ""
+			}
+			e.Annotations[k] = fmt.Sprint(a)
+		}
+	default:
+		return nil, fmt.Errorf("%w: annotations must be a map of names to text, not %T", ErrInvalid, v)
+	}
+	return e, nil
+}
