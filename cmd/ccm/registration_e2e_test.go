@@ -335,3 +335,42 @@ func TestRegistrationInteropWithCCM(t *testing.T) {
 		t.Fatal(out)
 	}
 }
+
+// TestAgentRegisters: the agent configuration's registration: jetstream
+// publishes register_when_stable entries; a node whose grants do not allow
+// net nats:registration/STREAM is refused, saying which grant to add.
+func TestAgentRegisters(t *testing.T) {
+	env, js, _ := remoteEnv(t)
+	work := t.TempDir()
+	ccmOK(t, work, env, "registration", "init")
+	out := filepath.Join(work, "out")
+	os.MkdirAll(out, 0o755)
+	writeManifest(t, work, "m.yaml", `
+ccm:
+  resources:
+    - file:
+        - `+out+`/app: 
+            content: "app"
+            owner: "@USER@"
+            group: "@GROUP@"
+            mode: "0644"
+            register_when_stable:
+              - {cluster: prod, service: app, protocol: http, address: 10.0.0.7, port: 8080, priority: 10, ttl: 1m}
+`)
+	grants := "fs_read: [\"" + work + "/**\"]\nfs_write: [\"" + out + "/**\"]\nusers: true\n"
+	os.WriteFile(filepath.Join(work, "narrow.yaml"), []byte(grants), 0o644)
+	os.WriteFile(filepath.Join(work, "grants.yaml"), []byte(grants+"net: [\"nats:registration/REGISTRATION\"]\n"), 0o644)
+	cfg := "manifests: [m.yaml]\ncache_dir: " + filepath.Join(work, "cache") + "\nregistration: jetstream\nresults: false\n"
+	os.WriteFile(filepath.Join(work, "narrow-agent.yaml"), []byte(cfg+"grants: narrow.yaml\n"), 0o644)
+	os.WriteFile(filepath.Join(work, "agent.yaml"), []byte(cfg+"grants: grants.yaml\n"), 0o644)
+
+	res := ccmtest.Run(t, work, env, "agent", "--config", "narrow-agent.yaml", "--once", "--node", "web1")
+	if res.Code != 1 || !strings.Contains(res.Stdout, `do not allow net \"nats:registration/REGISTRATION\"`) {
+		t.Fatalf("exit %d\n%s%s", res.Code, res.Stdout, res.Stderr)
+	}
+	ccmOK(t, work, env, "agent", "--config", "agent.yaml", "--once", "--node", "web1")
+	got, _, err := registration.Lookup(context.Background(), js, registration.DefaultStream, "prod", "http", "app", "*")
+	if err != nil || len(got) != 1 || got[0].Address != "10.0.0.7" || got[0].TTL != "1m0s" {
+		t.Fatalf("%v %v", got, err)
+	}
+}
