@@ -157,6 +157,9 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 		fmt.Fprintf(stderr, "ccm: warning: %s: registration: %s needs NATS; with --no-nats register_when_stable entries are not published\n", o.config, cfg.Registration)
 		reg.destination = ""
 	}
+	if o.noNATS {
+		reg.err = errors.New("ccm agent runs with --no-nats")
+	}
 	defer reg.close()
 	node := o.node
 	if node == "" {

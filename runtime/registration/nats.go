@@ -30,8 +30,9 @@ const (
 	DestinationJetStream = "jetstream"
 )
 
-// Lookup bounds: a lookup that would return more fails and says so.
-const (
+// Lookup bounds: a lookup that would return more fails and says so
+// (variables for tests).
+var (
 	MaxEntries = 10000
 	MaxBytes   = 16 << 20
 )
@@ -306,7 +307,7 @@ func lookupConsumer(ctx context.Context, js jetstream.JetStream, stream, filter 
 	if ci.NumPending == 0 {
 		return Entries{}, nil
 	}
-	if ci.NumPending > MaxEntries*2 {
+	if ci.NumPending > uint64(MaxEntries)*2 {
 		return nil, tooMany(stream, filter)
 	}
 	it, err := c.Messages()

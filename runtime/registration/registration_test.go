@@ -222,3 +222,111 @@ func TestPrometheusFileSD(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// TestLookupPastTheServersBatchLimit: more than 1024 matching subjects,
+// where the server refuses one batched direct get (and CCM's lookup
+// fails), are read through a consumer; past MaxEntries the lookup fails
+// saying so.
+func TestLookupPastTheServersBatchLimit(t *testing.T) {
+	js := connect(t)
+	ctx := ctxT(t)
+	if _, err := Init(ctx, js, DefaultStream, 1, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1100
+	for i := range n {
+		msg, _ := Message(&Entry{Cluster: "c", Service: "s", Protocol: "p", Address: fmt.Sprintf("10.0.%d.%d", i/256, i%256), Port: 80, Priority: 1}, DefaultStream, true)
+		if _, err := js.PublishMsgAsync(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("publishing timed out")
+	}
+	got, info, err := Lookup(ctx, js, DefaultStream, "c", "", "", "")
+	if err != nil || len(got) != n || info.Direct || !strings.Contains(info.Note, "more than 1024") {
+		t.Fatalf("%d entries, %+v, %v", len(got), info, err)
+	}
+	// Under the server's limit a direct get answers.
+	if got, info, err := Lookup(ctx, js, DefaultStream, "c", "", "", "10.0.1.7"); err != nil || len(got) != 1 || !info.Direct {
+		t.Fatalf("%v %+v %v", got, info, err)
+	}
+	defer func(m int) { MaxEntries = m }(MaxEntries)
+	MaxEntries = 1000
+	if _, _, err := Lookup(ctx, js, DefaultStream, "c", "", "", ""); err == nil || !strings.Contains(err.Error(), "narrow the filter") {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchWithoutConsumer: when the stream refuses another consumer the
+// watch falls back to one without: current entries, live registrations,
+// and removals noticed by the periodic lookup (reason Gone).
+func TestWatchWithoutConsumer(t *testing.T) {
+	js := connect(t)
+	ctx := ctxT(t)
+	cfg := StreamConfig(DefaultStream, 1, time.Minute)
+	cfg.MaxConsumers = 1
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { ResyncEvery = d }(ResyncEvery)
+	ResyncEvery = 200 * time.Millisecond
+	p := &Publisher{NC: js.Conn(), JS: js, Stream: DefaultStream}
+	old := &Entry{Cluster: "prod", Service: "web", Protocol: "http", Address: "10.0.0.1", Port: 80, Priority: 1}
+	if err := p.Publish(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Watch(ctx, js, DefaultStream, "", "", "", "", nil); err != nil { // takes the one consumer
+		t.Fatal(err)
+	}
+	var notes []string
+	events, err := Watch(ctx, js, DefaultStream, "prod", "", "", "", func(s string) { notes = append(notes, s) })
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "refuses another consumer") {
+		t.Fatal(err, notes)
+	}
+	next := func() Event {
+		select {
+		case ev := <-events:
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no watch event")
+		}
+		return Event{}
+	}
+	if ev := next(); ev.Action != "register" || ev.Entry.Address != "10.0.0.1" {
+		t.Fatalf("%+v", ev)
+	}
+	if err := p.Publish(ctx, &Entry{Cluster: "prod", Service: "web", Protocol: "http", Address: "10.0.0.2", Port: 80, Priority: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Action != "register" || ev.Entry.Address != "10.0.0.2" {
+		t.Fatalf("%+v", ev)
+	}
+	if err := Remove(ctx, js, DefaultStream, old); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(); ev.Action != "remove" || ev.Reason != "Gone" || ev.Entry.Address != "10.0.0.1" {
+		t.Fatalf("%+v", ev)
+	}
+}
+
+func TestFromMap(t *testing.T) {
+	e, err := FromMap(map[string]any{"cluster": "c", "service": "s", "protocol": "p", "address": "::1", "port": 8080, "priority": "7", "ttl": "1d", "annotations": map[string]any{"n": 1, "b": true, "z": nil}})
+	if err != nil || e.Port != 8080 || e.Priority != 7 || e.TTL != "24h0m0s" || e.Annotations["n"] != "1" || e.Annotations["b"] != "true" || e.Annotations["z"] != "" || e.Validate() != nil {
+		t.Fatalf("%+v %v", e, err)
+	}
+	for _, bad := range []map[string]any{
+		{"cluster": 1},
+		{"port": 80.5},
+		{"port": "eighty"},
+		{"port": 0},
+		{"ttl": 10},
+		{"annotations": []any{"a"}},
+	} {
+		if _, err := FromMap(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
