@@ -272,6 +272,12 @@ ccm:
 	if got := taken(); len(got) != 1 {
 		t.Fatalf("second run published %v", got)
 	}
+	// A health-check-only run publishes too (it keeps the TTL fresh while
+	// the service stays healthy), still only the healthy resource.
+	applyJSONEnv(t, dir, env, m, "--monitor-only", "--register", "jetstream")
+	if got := taken(); len(got) != 1 || !strings.Contains(got[0], `"address":"10.0.0.5"`) {
+		t.Fatalf("monitor-only run published %v", got)
+	}
 	// Without --register nothing is published and the event says so.
 	run, _ = applyJSON(t, dir, m)
 	if got := taken(); len(got) != 0 || !strings.Contains(strings.Join(run.Events[0].Messages, ";"), "not published: no registration destination is configured") {
