@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,7 @@ type agentOptions struct {
 	noNATS bool
 
 	metrics *agent.Metrics
+	facts   *agent.FactsCache
 }
 
 func newAgentCommand() *cobra.Command {
@@ -115,6 +117,10 @@ func (o *agentOptions) run(cmd *cobra.Command) error {
 	// keeps the counters and the port.
 	reg := prometheus.NewRegistry()
 	o.metrics = agent.NewMetrics(reg)
+	// Facts outlive a reload too: facts_interval bounds their age.
+	o.facts = &agent.FactsCache{Metrics: o.metrics, Load: func(ctx context.Context) (map[string]any, []string, error) {
+		return facts.Load(ctx, facts.Options{})
+	}}
 	if cfg.MonitorPort > 0 {
 		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.MonitorPort))
 		if err != nil {
@@ -201,6 +207,9 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 		Interval:  cfg.IntervalDuration,
 		Jitter:    cfg.JitterDuration,
 		Metrics:   o.metrics,
+		QueueSize: cfg.ResultsQueue,
+		// https manifests are polled for changes (conditional GETs).
+		PollInterval: cfg.PollDuration,
 		Log: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "ccm agent: "+format+"\n", args...)
 		},
@@ -227,22 +236,47 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 		defer mu.Unlock()
 		return digests[m]
 	}
+	cached := map[string][]source.Fallback{}
+	a.Cached = func(m string) []source.Fallback {
+		mu.Lock()
+		defer mu.Unlock()
+		return cached[m]
+	}
+	lastGood := ""
+	if cfg.UseLastGood() {
+		lastGood = filepath.Join(cfg.CacheDir, "last-good")
+	}
+	o.facts.Every = cfg.FactsDuration
 	run := func(ctx context.Context, manifest string, healthOnly bool) (*engine.Result, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		// Facts are gathered afresh for every run.
-		fts, warnings, err := facts.Load(ctx, facts.Options{})
+		// Facts are gathered again once older than facts_interval.
+		fts, _, warnings, err := o.facts.Get(ctx)
 		for _, w := range warnings {
 			fmt.Fprintf(stderr, "ccm: warning: %s\n", w)
 		}
 		if err != nil {
 			return nil, err
 		}
-		fetcher := source.New(source.Options{Context: cfg.NatsContext, Cache: cfg.CacheDir, Policy: policy})
+		fetcher := source.New(source.Options{Context: cfg.NatsContext, Cache: cfg.CacheDir, Policy: policy, LastGood: lastGood,
+			Warn: func(err error) { fmt.Fprintf(stderr, "ccm agent: warning: %v\n", err) }})
 		defer fetcher.Close()
+		delete(digests, manifest)
+		delete(cached, manifest)
+		defer func() { cached[manifest] = fetcher.Fallbacks() }()
 		var external map[string]any
 		if cfg.ExternalDataURL != "" {
-			hsrc, err := loadHieraSource(ctx, cfg.ExternalDataURL, fetcher)
+			start := time.Now()
+			var hsrc []byte
+			var err error
+			if source.IsRemote(cfg.ExternalDataURL) {
+				// https, obj:// and kv:// data through the fetcher: its
+				// last-good copy serves when the source is unreachable.
+				hsrc, err = fetcher.Get(ctx, cfg.ExternalDataURL, data.MaxSourceSize)
+			} else {
+				hsrc, err = loadHieraSource(ctx, cfg.ExternalDataURL, fetcher)
+			}
+			o.metrics.Data(cfg.ExternalDataURL, time.Since(start), err)
 			if err != nil {
 				return nil, fmt.Errorf("external_data_url: %w", err)
 			}
@@ -268,7 +302,6 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			Registrations:   reg.lookup,
 			HealthCheckOnly: healthOnly,
 		})
-		delete(digests, manifest)
 		res, err := eng.Run(ctx, manifest)
 		if source.IsRemote(manifest) {
 			// The run's fetcher hands back the bundle the run used, without fetching again.
@@ -288,6 +321,9 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			if !r.Successful {
 				failed = true
 			}
+		}
+		if n := a.Pending(); n > 0 {
+			fmt.Fprintf(stderr, "ccm agent: %d results not published: NATS is not reachable\n", n)
 		}
 		if failed {
 			return &exitError{code: exitFailed}
@@ -402,6 +438,9 @@ func newFleetCommand() *cobra.Command {
 				if time.Since(last) > stale {
 					state += ",stale"
 				}
+				if r.Source == "cache" {
+					state += ",cache" // a source was unreachable: its last-good copy was applied
+				}
 				if state != "ok" {
 					bad = true
 				}
@@ -457,6 +496,9 @@ func newFleetCommand() *cobra.Command {
 					line += ": nothing applied: " + terminalSafe(r.Error)
 				case r.Summary != nil:
 					line += fmt.Sprintf(": %d changed, %d failed", r.Summary.Changed, r.Summary.Failed)
+				}
+				for _, c := range r.Cached {
+					line += fmt.Sprintf("; %s unreachable, its last-good copy (%s old) used", terminalSafe(c.Name), c.Age.Round(time.Second))
 				}
 				mu.Lock()
 				fmt.Fprintln(out, line)

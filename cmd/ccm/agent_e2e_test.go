@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,6 +51,69 @@ func resultsOf(t *testing.T, js jetstream.JetStream, node string) jetstream.Cons
 	return c
 }
 
+// agentProc is a running ccm agent whose stderr the test reads.
+type agentProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr strings.Builder
+	exited chan error
+}
+
+// startAgent starts ccm with args in work (killed at the end of the test
+// if still running).
+func startAgent(t *testing.T, work string, env []string, args ...string) *agentProc {
+	t.Helper()
+	p := &agentProc{t: t, cmd: ccmtest.Command(t, work, env, args...), exited: make(chan error, 1)}
+	p.cmd.Stderr = writerFunc(func(b []byte) (int, error) { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.Write(b) })
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+func (p *agentProc) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+func (p *agentProc) logged(s string) func() bool {
+	return func() bool { return strings.Contains(p.logs(), s) }
+}
+
+// waitFor waits up to 20s for ok, failing with what and the agent's log.
+func (p *agentProc) waitFor(what string, ok func() bool) {
+	p.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s\n%s", what, p.logs())
+		}
+	}
+}
+
+// stop sends SIGTERM and returns the exit code; the agent must be gone
+// within wait.
+func (p *agentProc) stop(wait time.Duration) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(wait):
+		p.t.Fatalf("agent still running %s after SIGTERM\n%s", wait, p.logs())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
 // TestAgentConvergesAndFollowsTheBundle is the walk-through of
 // docs/agent.md: an agent confined to OUT applies an obj:// bundle and a
 // local manifest, publishes both results, re-applies as soon as a new
@@ -86,25 +150,12 @@ node: web1
 `), 0o644)
 	results := resultsOf(t, js, "web1")
 
-	cmd := ccmtest.Command(t, work, env, "agent", "--config", "agent.yaml")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
+	ag := startAgent(t, work, env, "agent", "--config", "agent.yaml")
 
 	for i, want := range []string{"obj://SITE/site.tar.gz", work + "/local.yaml"} {
 		r := nextResult(t, results)
 		if r.Manifest != want || r.Reason != "start" || !r.Successful || r.Node != "web1" || r.Summary == nil || r.Summary.Failed != 0 {
-			t.Fatalf("result %d: %+v\n%s", i, r, stderr.String())
+			t.Fatalf("result %d: %+v\n%s", i, r, ag.logs())
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, "vendor")); string(b) != "v1" {
@@ -117,7 +168,7 @@ node: web1
 	ccmOK(t, work, env, "bundle", "publish", "site2.tar.gz", "obj://SITE/site.tar.gz")
 	r := nextResult(t, results)
 	if r.Manifest != "obj://SITE/site.tar.gz" || r.Reason != "changed: obj://SITE/site.tar.gz" || !r.Successful || r.Summary.Changed == 0 {
-		t.Fatalf("after the new bundle: %+v\n%s", r, stderr.String())
+		t.Fatalf("after the new bundle: %+v\n%s", r, ag.logs())
 	}
 	a2, _ := os.ReadFile(filepath.Join(work, "site2.tar.gz"))
 	if r.Digest != bundle.Digest(a2) {
@@ -142,16 +193,8 @@ node: web1
 	}
 	nextResult(t, results)
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("agent still running 10s after SIGTERM\n%s", stderr.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) {
-		t.Fatalf("exit %d after SIGTERM, want %d\n%s", code, 128+int(syscall.SIGTERM), stderr.String())
+	if code := ag.stop(10 * time.Second); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("exit %d after SIGTERM, want %d\n%s", code, 128+int(syscall.SIGTERM), ag.logs())
 	}
 }
 
@@ -210,33 +253,12 @@ ccm:
         - @DIR@/done: {content: "yes", owner: "@USER@", group: "@GROUP@", mode: "0644"}
 `)
 	os.WriteFile(filepath.Join(work, "agent.yaml"), []byte("interval: 1h\nmanifests: [m.yaml, obj://SITE/x.tar.gz]\ncache_dir: "+filepath.Join(work, "cache")+"\nnode: n1\n"), 0o644)
-	cmd := ccmtest.Command(t, work, env, "agent", "--config", "agent.yaml")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, _ := os.ReadFile(filepath.Join(work, "done")); string(b) == "yes" {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Fatalf("the local manifest was not applied with NATS down\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("agent still running after SIGTERM\n%s", stderr.String())
-	}
+	ag := startAgent(t, work, env, "agent", "--config", "agent.yaml")
+	ag.waitFor("the local manifest was not applied with NATS down", func() bool {
+		b, _ := os.ReadFile(filepath.Join(work, "done"))
+		return string(b) == "yes"
+	})
+	ag.stop(15 * time.Second)
 }
 
 // TestFleetStatus: two agents report; ccm fleet status shows one row per
@@ -310,7 +332,13 @@ func TestAgentReloadsOnSIGHUP(t *testing.T) {
 ccm:
   resources:
     - file:
-        - @DIR@/`+n+`: {content: "`+n+`", owner: "@USER@", group: "@GROUP@", mode: "0644"}
+        - @DIR@/`+n+`:
+            content: "`+n+`"
+            owner: "@USER@"
+            group: "@GROUP@"
+            mode: "0644"
+            health_checks:
+              - {name: alive, command: "sh -c 'sleep 0.01'"}
 `)
 	}
 	conf := filepath.Join(work, "agent.yaml")
@@ -321,55 +349,92 @@ ccm:
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	os.WriteFile(conf, []byte(fmt.Sprintf("interval: 1h\nmanifests: [a.yaml]\ncache_dir: %s\nmonitor_port: %d\n", filepath.Join(work, "cache"), port)), 0o644)
-	cmd := ccmtest.Command(t, work, nil, "agent", "--config", "agent.yaml", "--no-nats", "--node", "h")
-	var stderr strings.Builder
-	var mu sync.Mutex
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) })
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("%s\n%s", what, stderr.String())
-			}
-		}
-	}
+	ag := startAgent(t, work, nil, "agent", "--config", "agent.yaml", "--no-nats", "--node", "h")
+	waitFor, logged := ag.waitFor, ag.logged
 	exists := func(n string) func() bool {
 		return func() bool { _, err := os.Stat(filepath.Join(work, n)); return err == nil }
-	}
-	logged := func(s string) func() bool {
-		return func() bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(stderr.String(), s) }
 	}
 	waitFor("a was not applied", exists("a"))
 	waitFor("first run not finished", logged("run of a.yaml: 1 resources"))
 
-	// Prometheus metrics: the apply duration is the run's, not ~0.
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		t.Fatal(err)
+	// Prometheus metrics: the apply duration is the run's, not ~0; CCM's
+	// per-resource metrics with its labels, one gathering of facts.
+	scrape := func() string {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var sum float64
-	for _, l := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(l, `choria_ccm_agent_apply_duration_seconds_sum{manifest="a.yaml"} `); ok {
-			sum, _ = strconv.ParseFloat(v, 64)
+	var body string
+	waitFor("no metrics of the first run", func() bool {
+		body = scrape()
+		return metricValue(body, "choria_ccm_resource_state_total_count", `name="`+work+`/a"`) == 1
+	})
+	a := `name="` + work + `/a"`
+	for _, m := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"choria_ccm_agent_runs_count", `manifest="a.yaml",outcome="ok"`, 1},
+		{"choria_ccm_resource_state_changed_count", a, 1},
+		{"choria_ccm_resource_state_stable_count", a, -1}, // absent
+		{"choria_ccm_resource_apply_duration_seconds_count", a, 1},
+		{"choria_ccm_manifest_apply_duration_seconds_count", `source="a.yaml"`, 1},
+		{"choria_ccm_facts_gather_duration_seconds_count", "", 1},
+		{"choria_ccm_healthcheck_status_count", `check="alive",` + a + `,status="OK",type="file"`, 1},
+		{"choria_ccm_healthcheck_duration_seconds_count", `check="alive",` + a + `,type="file"`, 1},
+		{"choria_ccm_agent_facts_resolve_duration_seconds_count", "", 1},
+	} {
+		if got := metricValue(body, m.name, m.label); got != m.want {
+			t.Errorf("%s{%s} = %v, want %v", m.name, m.label, got, m.want)
 		}
 	}
-	if sum <= 0.0001 || !strings.Contains(string(body), `choria_ccm_agent_runs_count{manifest="a.yaml",outcome="ok"} 1`) {
-		t.Fatalf("metrics (apply duration sum %v):\n%s", sum, body)
+	if !strings.Contains(body, `choria_ccm_resource_apply_duration_seconds_count{`+a+`,provider="`) || !strings.Contains(body, `type="file"}`) {
+		t.Errorf("resource labels are not CCM's (type, provider, name):\n%s", body)
+	}
+	// Durations are the real ones: the run took longer than its one resource, both more than nothing.
+	run, res := metricValue(body, "choria_ccm_agent_apply_duration_seconds_sum", `manifest="a.yaml"`), metricValue(body, "choria_ccm_resource_apply_duration_seconds_sum", a)
+	check := metricValue(body, "choria_ccm_healthcheck_duration_seconds_sum", `check="alive",`+a)
+	if run <= 0.0001 || res <= 0 || res > run || check < 0.01 || check > run {
+		t.Fatalf("apply duration sum %v, resource %v, health check %v:\n%s", run, res, check, body)
 	}
 
 	os.WriteFile(conf, []byte("manifests: [b.yaml]\nintervall: 1h\n"), 0o644)
-	cmd.Process.Signal(syscall.SIGHUP)
+	ag.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor("broken configuration not reported", logged("keeping the running configuration"))
 
 	os.WriteFile(conf, []byte("interval: 1h\nmanifests: [b.yaml]\ncache_dir: "+filepath.Join(work, "cache")+"\n"), 0o644)
-	cmd.Process.Signal(syscall.SIGHUP)
+	ag.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor("b was not applied after SIGHUP", exists("b"))
+	// Facts are younger than facts_interval (default 2m): not gathered again.
+	waitFor("no metrics of b's run", func() bool {
+		body = scrape()
+		return metricValue(body, "choria_ccm_resource_state_changed_count", `name="`+work+`/b"`) == 1
+	})
+	if n := metricValue(body, "choria_ccm_facts_gather_duration_seconds_count", ""); n != 1 {
+		t.Fatalf("facts gathered %v times, want once within facts_interval", n)
+	}
+}
+
+// metricValue is the value of the sample of name whose labels contain
+// label ("" for a sample without labels), -1 when there is none.
+func metricValue(body, name, label string) float64 {
+	for _, l := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok {
+			continue
+		}
+		if label == "" && strings.HasPrefix(rest, " ") {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v
+		}
+		if label != "" && strings.HasPrefix(rest, "{") && strings.Contains(rest[:strings.Index(rest, "}")+1], label) {
+			v, _ := strconv.ParseFloat(strings.TrimSpace(rest[strings.Index(rest, "}")+1:]), 64)
+			return v
+		}
+	}
+	return -1
 }

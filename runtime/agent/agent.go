@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ccm-dev/ccm/runtime/engine"
@@ -55,6 +57,21 @@ type Agent struct {
 	// finished used for a remote manifest ("" for a local one).
 	Digest func(manifest string) string
 
+	// Cached, when set, lists the sources the run just finished took from
+	// the last-good cache because they were unreachable (source.Fallbacks).
+	Cached func(manifest string) []source.Fallback
+
+	// PollInterval, when positive, polls every http(s) manifest that often
+	// with a conditional GET (source.HTTPWatch); a change wakes a run.
+	// HTTPClient is used for it (nil: the default client).
+	PollInterval time.Duration
+	HTTPClient   *http.Client
+
+	// QueueSize bounds the results kept while they cannot be published
+	// (NATS down); the oldest is dropped when it is full. Zero:
+	// DefaultQueue.
+	QueueSize int
+
 	// Conn, when set, is used to publish results (JS) and to hear about
 	// changes of obj:// sources. nil: no NATS at all.
 	Conn *nats.Conn
@@ -76,23 +93,40 @@ type Agent struct {
 	// Reload, when it delivers, makes Loop return ErrReload between runs.
 	Reload <-chan struct{}
 
-	wake     chan string
-	streamOK bool // the results stream was created or updated
+	wake chan string
+
+	dmu     sync.Mutex
+	digests map[string]string // manifest: bundle digest of its last run
+
+	pmu      sync.Mutex // guards the results queue and its publishing
+	queue    []Result   // results not yet published, oldest first
+	dropped  uint64     // results dropped from the full queue since start
+	streamOK bool       // the results stream was created or updated
 }
+
+// DefaultQueue is how many results an agent keeps while NATS is down.
+const DefaultQueue = 100
 
 // Result is one run of one manifest as published to ResultSubject(Node).
 type Result struct {
-	Node       string           `json:"node"`
-	Manifest   string           `json:"manifest"`
-	Digest     string           `json:"bundle_sha256,omitempty"`
-	Reason     string           `json:"reason"` // "start", "interval" or "changed: SOURCE"
-	Started    time.Time        `json:"started"`
-	Duration   time.Duration    `json:"duration_ns"`
-	Summary    *session.Summary `json:"summary,omitempty"`
-	Failed     []FailedResource `json:"failed,omitempty"`
-	Error      string           `json:"error,omitempty"` // the source could not be loaded: nothing applied
-	Interrupt  string           `json:"interrupted,omitempty"`
-	Successful bool             `json:"successful"`
+	Node     string           `json:"node"`
+	Manifest string           `json:"manifest"`
+	Digest   string           `json:"bundle_sha256,omitempty"`
+	Reason   string           `json:"reason"` // "start", "interval" or "changed: SOURCE"
+	Started  time.Time        `json:"started"`
+	Duration time.Duration    `json:"duration_ns"`
+	Summary  *session.Summary `json:"summary,omitempty"`
+	Failed   []FailedResource `json:"failed,omitempty"`
+	Error    string           `json:"error,omitempty"` // the source could not be loaded: nothing applied
+	// Source is "cache" when a source was unreachable and the run used the
+	// last-good copy of it (Cached says which, why and how old), else "".
+	Source string            `json:"source,omitempty"`
+	Cached []source.Fallback `json:"cached,omitempty"`
+	// ResultsDropped counts the results this agent dropped, since it
+	// started, because NATS was unreachable longer than its queue lasts.
+	ResultsDropped uint64 `json:"results_dropped,omitempty"`
+	Interrupt      string `json:"interrupted,omitempty"`
+	Successful     bool   `json:"successful"`
 }
 
 // FailedResource names a resource that failed and why.
@@ -139,6 +173,31 @@ func (a *Agent) Loop(ctx context.Context) error {
 			_ = s.Unsubscribe()
 		}
 	}()
+	if a.PollInterval > 0 {
+		pctx, stopPoll := context.WithCancel(ctx)
+		polling := a.poll(pctx)
+		defer func() { stopPoll(); polling.Wait() }()
+	}
+	if a.Conn != nil {
+		// Once NATS is back: results queued while it was down go out, and
+		// obj:// changes published meanwhile are caught up with.
+		up := a.Conn.StatusChanged(nats.CONNECTED)
+		fctx, stopFlush := context.WithCancel(ctx)
+		flushing := make(chan struct{})
+		go func() {
+			defer close(flushing)
+			for {
+				select {
+				case <-fctx.Done():
+					return
+				case <-up:
+					a.flush(fctx)
+					a.catchUp(fctx)
+				}
+			}
+		}()
+		defer func() { stopFlush(); <-flushing; a.Conn.RemoveStatusListener(up) }()
+	}
 	if a.JS != nil && a.HeartbeatEvery > 0 {
 		bctx, stopBeat := context.WithCancel(ctx)
 		beating := make(chan struct{})
@@ -195,7 +254,9 @@ func (a *Agent) remediate(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		start := time.Now()
 		res, err := a.Check(ctx, m)
+		a.Metrics.checked(m, time.Since(start), res)
 		var why string
 		switch {
 		case err != nil:
@@ -254,6 +315,62 @@ func (a *Agent) watch() ([]*nats.Subscription, error) {
 	return subs, nil
 }
 
+// poll polls every http(s) manifest every PollInterval with a conditional
+// GET, the first time at once (recording its validators); a change wakes
+// a run (coalesced with any other wake-up).
+func (a *Agent) poll(ctx context.Context) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	f := source.New(source.Options{HTTPClient: a.HTTPClient})
+	for _, m := range a.Manifests {
+		if !strings.HasPrefix(m, "https://") && !strings.HasPrefix(m, "http://") {
+			continue
+		}
+		w, err := f.WatchHTTP(m)
+		if err != nil {
+			a.logf("manifest %v: not polled", err)
+			continue
+		}
+		src := m
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The first poll only records the validators; it runs beside
+			// the start run, so a source that hangs delays no run.
+			_, err := w.Poll(ctx)
+			failing := err != nil
+			if failing && ctx.Err() == nil {
+				a.logf("%v; polling again every %s", err, a.PollInterval)
+			}
+			t := time.NewTicker(a.PollInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				changed, err := w.Poll(ctx)
+				if err != nil {
+					if !failing && ctx.Err() == nil {
+						a.logf("%v; polling again every %s", err, a.PollInterval)
+					}
+					failing = true
+					continue
+				}
+				failing = false
+				if changed {
+					a.logf("%s changed", w)
+					select {
+					case a.wake <- src:
+					default: // a run is already due: coalesce
+					}
+				}
+			}
+		}()
+	}
+	return &wg
+}
+
 // ObjectMetaSubject is the subject on which a JetStream object store
 // publishes KEY's metadata in BUCKET (nats.go's object store layout).
 func ObjectMetaSubject(bucket, key string) string {
@@ -279,9 +396,18 @@ func (a *Agent) runOne(ctx context.Context, manifest, reason string) Result {
 	a.logf("run of %s (%s)", manifest, reason)
 	res, err := a.Run(ctx, manifest)
 	r.Duration = time.Since(r.Started)
-	defer func() { a.Metrics.observe(r) }()
+	defer func() { a.Metrics.observe(r, res) }()
 	if a.Digest != nil {
 		r.Digest = a.Digest(manifest)
+	}
+	a.applied(manifest, r.Digest)
+	if a.Cached != nil {
+		if r.Cached = a.Cached(manifest); len(r.Cached) > 0 {
+			r.Source = "cache"
+			for _, c := range r.Cached {
+				a.logf("run of %s: %s unreachable (%s): used its last-good copy, fetched %s ago (sha256 %s)", manifest, c.Name, c.Reason, c.Age.Round(time.Second), short(c.Digest))
+			}
+		}
 	}
 	if err != nil {
 		r.Error = err.Error()
@@ -302,32 +428,80 @@ func (a *Agent) runOne(ctx context.Context, manifest, reason string) Result {
 	return r
 }
 
-// publish sends r to JetStream; a failure is logged, never fatal: the next
-// run publishes again.
+// publish queues r and sends the queue to JetStream, oldest first. While
+// NATS is unreachable results wait in the queue (bounded by QueueSize,
+// the oldest dropped and counted); they go out in order on reconnection
+// or with the next result. Never fatal.
 func (a *Agent) publish(ctx context.Context, r Result) {
 	if a.JS == nil {
 		return
 	}
-	if a.Conn != nil && !a.Conn.IsConnected() {
-		a.logf("result of %s not published: NATS is not reachable now", r.Manifest)
-		return
+	a.pmu.Lock()
+	size := a.QueueSize
+	if size <= 0 {
+		size = DefaultQueue
 	}
+	if len(a.queue) >= size {
+		a.dropped++
+		a.Metrics.droppedResult()
+		a.logf("result queue full (%d): the oldest result, of %s at %s, dropped (%d dropped so far)", size, a.queue[0].Manifest, a.queue[0].Started.Format(time.RFC3339), a.dropped)
+		a.queue = append(a.queue[:0], a.queue[1:]...)
+	}
+	a.queue = append(a.queue, r)
+	a.pmu.Unlock()
+	a.flush(ctx)
+}
+
+// Pending is how many results wait to be published.
+func (a *Agent) Pending() int {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	return len(a.queue)
+}
+
+// flush publishes queued results in order until one fails.
+func (a *Agent) flush(ctx context.Context) {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	defer func() { a.Metrics.queued(len(a.queue)) }()
+	for len(a.queue) > 0 {
+		if a.Conn != nil && !a.Conn.IsConnected() {
+			a.logf("NATS is not reachable now: %d results queued, published once it is", len(a.queue))
+			return
+		}
+		r := a.queue[0]
+		r.ResultsDropped = a.dropped
+		if err := a.send(ctx, r); err != nil {
+			a.logf("result of %s not published yet (%d queued): %v", r.Manifest, len(a.queue), err)
+			return
+		}
+		a.queue = a.queue[1:]
+	}
+}
+
+func (a *Agent) send(ctx context.Context, r Result) error {
 	b, err := json.Marshal(r)
 	if err != nil {
-		a.logf("result of %s not published: %v", r.Manifest, err)
-		return
+		return err
 	}
 	// A run ended by a signal still reports: publish on a fresh deadline.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishDeadline)
 	defer cancel()
 	if !a.streamOK {
 		if err := EnsureStream(pctx, a.JS); err != nil {
-			a.logf("result of %s not published: %v", r.Manifest, err)
-			return
+			return err
 		}
 		a.streamOK = true
 	}
 	if _, err := a.JS.Publish(pctx, ResultSubject(a.Node), b); err != nil {
-		a.logf("result of %s not published to %s: %v", r.Manifest, ResultSubject(a.Node), err)
+		return fmt.Errorf("to %s: %w", ResultSubject(a.Node), err)
 	}
+	return nil
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
 }

@@ -10,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ccm-dev/ccm/internal/natstest"
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/ccm-dev/ccm/runtime/session"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -72,15 +70,7 @@ func (c *fakeClock) after(time.Duration) <-chan time.Time { return c.ch }
 // one per interval tick, each published to the results stream; then it
 // stops when its context ends.
 func TestLoop(t *testing.T) {
-	url := natstest.Start(t, "")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	nc, js, ctx := connect(t)
 	if err := EnsureStream(ctx, js); err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +107,7 @@ func TestLoop(t *testing.T) {
 			}, nil
 		},
 	}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 
 	waitRuns := func(n int) {
 		t.Helper()
@@ -148,28 +136,12 @@ func TestLoop(t *testing.T) {
 	waitRuns(2)
 	clock.ch <- time.Now()
 	waitRuns(2)
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Loop: %v", err)
 	}
 
 	// The stream holds the node's last results, newest last.
-	c, err := js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultSubject("web1")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []Result
-	for range 6 {
-		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatalf("result %d: %v", len(got), err)
-		}
-		var r Result
-		if err := json.Unmarshal(msg.Data(), &r); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, r)
-	}
+	got := readResults(t, ctx, js, "web1", 6)
 	wantReasons := []string{"start", "start", "changed: obj://SITE/site.tar.gz", "changed: obj://SITE/site.tar.gz", "interval", "interval"}
 	for i, r := range got {
 		if r.Reason != wantReasons[i] || r.Node != "web1" {
@@ -189,15 +161,7 @@ func TestLoop(t *testing.T) {
 
 // TestCoalesce: a burst of changes during a run causes one more run, not one per change.
 func TestCoalesce(t *testing.T) {
-	url := natstest.Start(t, "")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	nc, js, ctx := connect(t)
 	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "B"})
 	if err != nil {
 		t.Fatal(err)
@@ -216,9 +180,7 @@ func TestCoalesce(t *testing.T) {
 			return &engine.Result{}, nil
 		},
 	}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 	<-started // first run, held
 	for i := range 5 {
 		if _, err := obs.PutBytes(ctx, "k", []byte{byte(i)}); err != nil {
@@ -237,8 +199,7 @@ func TestCoalesce(t *testing.T) {
 		t.Fatalf("a third run of %s: the burst was not coalesced", m)
 	case <-time.After(300 * time.Millisecond):
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -264,15 +225,7 @@ func (c *durClock) after(d time.Duration) <-chan time.Time { return c.get(d) }
 // TestHealthRemediation: a CRITICAL health check triggers a run of that
 // manifest only, published with the reason; an OK check triggers nothing.
 func TestHealthRemediation(t *testing.T) {
-	url := natstest.Start(t, "")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	_, js, ctx := connect(t)
 	if err := EnsureStream(ctx, js); err != nil {
 		t.Fatal(err)
 	}
@@ -294,9 +247,7 @@ func TestHealthRemediation(t *testing.T) {
 			return &engine.Result{Summary: session.Summary{ChecksOK: 1}}, nil
 		},
 	}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 	<-ran
 	<-ran
 	clock.get(time.Minute) <- time.Now()
@@ -316,19 +267,11 @@ func TestHealthRemediation(t *testing.T) {
 		t.Fatalf("unexpected run of %s", m)
 	case <-time.After(100 * time.Millisecond):
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultSubject("h1")}})
 	var reasons []string
-	for range 4 {
-		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r Result
-		json.Unmarshal(msg.Data(), &r)
+	for _, r := range readResults(t, ctx, js, "h1", 4) {
 		reasons = append(reasons, r.Manifest+" "+r.Reason)
 	}
 	want := "ok.yaml start|sick.yaml start|sick.yaml remediation: 1 health checks CRITICAL|sick.yaml remediation: 1 health checks CRITICAL"
@@ -347,22 +290,14 @@ func TestShippedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.JitterDuration != 30*time.Second || c.Grants == "" {
+	if c.JitterDuration != 30*time.Second || c.Grants == "" || c.PollDuration != 30*time.Second || c.FactsDuration != 2*time.Minute || !c.UseLastGood() || c.ResultsQueue != 100 {
 		t.Fatalf("%+v", c)
 	}
 }
 
 // TestLatest: one row per node, its newest result, from the real stream.
 func TestLatest(t *testing.T) {
-	url := natstest.Start(t, "")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	nc, js, ctx := connect(t)
 	for _, node := range []string{"b", "a"} {
 		a := &Agent{Node: node, Manifests: []string{"m.yaml"}, JS: js, Conn: nc,
 			Run: func(context.Context, string) (*engine.Result, error) {
@@ -382,22 +317,13 @@ func TestLatest(t *testing.T) {
 
 // TestHeartbeat: a looping agent beats into a stream that keeps one per node.
 func TestHeartbeat(t *testing.T) {
-	url := natstest.Start(t, "")
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	nc, js, ctx := connect(t)
 	a := &Agent{Node: "hb1", Manifests: []string{"m.yaml"}, Interval: time.Hour, Conn: nc, JS: js, HeartbeatEvery: 20 * time.Millisecond,
 		After: (&fakeClock{ch: make(chan time.Time)}).after,
 		Run:   func(context.Context, string) (*engine.Result, error) { return &engine.Result{}, nil }}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 	var st jetstream.Stream
+	var err error
 	for {
 		if st, err = js.Stream(ctx, HeartbeatStream); err == nil {
 			if info, err := st.Info(ctx); err == nil && info.State.Msgs == 1 && info.State.LastSeq >= 3 {
@@ -409,8 +335,7 @@ func TestHeartbeat(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	msg, err := st.GetLastMsgForSubject(ctx, HeartbeatSubject("hb1"))

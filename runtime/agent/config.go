@@ -50,12 +50,32 @@ type Config struct {
 	// RegistrationStream is the stream register_when_stable publishes to
 	// and registrations() reads; default REGISTRATION (CCM's).
 	RegistrationStream string `yaml:"registration_stream"`
+	// PollInterval: how often http(s) manifests are polled for a change
+	// (conditional GET); default 30s, "0" for never.
+	PollInterval string `yaml:"poll_interval"`
+	// FactsInterval: facts are gathered again only when older than this;
+	// default 2m, "0" for every run.
+	FactsInterval string `yaml:"facts_interval"`
+	// ResultsQueue: results kept while NATS is down; default 100.
+	ResultsQueue int `yaml:"results_queue"`
+	// LastGood: use the last-good copy of an unreachable source; default
+	// true.
+	LastGood *bool `yaml:"last_good"`
 
 	IntervalDuration    time.Duration `yaml:"-"`
 	JitterDuration      time.Duration `yaml:"-"`
 	HealthCheckDuration time.Duration `yaml:"-"`
 	HeartbeatDuration   time.Duration `yaml:"-"`
+	PollDuration        time.Duration `yaml:"-"`
+	FactsDuration       time.Duration `yaml:"-"`
 }
+
+// Defaults of our keys, CCM's own bounds: its agent polls remote sources
+// every 30s and gathers facts at most every 2m (docs/agent.md).
+const (
+	DefaultPoll  = 30 * time.Second
+	DefaultFacts = 2 * time.Minute
+)
 
 // ParseConfig reads a configuration file's bytes. Unknown keys are refused
 // so that a misspelt key is not silently ignored.
@@ -66,6 +86,9 @@ func ParseConfig(src []byte, file string) (*Config, error) {
 		LogLevel:           "info",
 		NatsContext:        DefaultContext,
 		HeartbeatDuration:  DefaultHeartbeat,
+		PollDuration:       DefaultPoll,
+		FactsDuration:      DefaultFacts,
+		ResultsQueue:       DefaultQueue,
 		RegistrationStream: "REGISTRATION",
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
@@ -98,6 +121,19 @@ func ParseConfig(src []byte, file string) (*Config, error) {
 			return nil, fmt.Errorf("agent config %s: heartbeat %q: want a duration of at least 1s, or 0 for none", file, c.Heartbeat)
 		}
 	}
+	if c.PollInterval != "" {
+		if c.PollDuration, err = time.ParseDuration(c.PollInterval); err != nil || c.PollDuration < 0 || (c.PollDuration > 0 && c.PollDuration < time.Second) {
+			return nil, fmt.Errorf("agent config %s: poll_interval %q: want a duration of at least 1s, or 0 for no polling", file, c.PollInterval)
+		}
+	}
+	if c.FactsInterval != "" {
+		if c.FactsDuration, err = time.ParseDuration(c.FactsInterval); err != nil || c.FactsDuration < 0 {
+			return nil, fmt.Errorf("agent config %s: facts_interval %q: want a duration such as 10m, or 0 to gather facts for every run", file, c.FactsInterval)
+		}
+	}
+	if c.ResultsQueue < 1 {
+		return nil, fmt.Errorf("agent config %s: results_queue %d: want at least 1", file, c.ResultsQueue)
+	}
 	if len(c.Manifests) == 0 {
 		return nil, fmt.Errorf("agent config %s: manifests: at least one manifest source is needed (a path, https:// or obj://BUCKET/KEY)", file)
 	}
@@ -114,6 +150,10 @@ func ParseConfig(src []byte, file string) (*Config, error) {
 	}
 	return c, nil
 }
+
+// UseLastGood reports whether an unreachable source falls back to its
+// last-good copy (default true).
+func (c *Config) UseLastGood() bool { return c.LastGood == nil || *c.LastGood }
 
 // PublishResults reports whether results go to JetStream (default true).
 func (c *Config) PublishResults() bool { return c.Results == nil || *c.Results }

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ccm-dev/ccm/runtime/bundle"
 	"github.com/ccm-dev/ccm/runtime/engine"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -58,23 +60,10 @@ func TestServerRestart(t *testing.T) {
 			return &engine.Result{}, nil
 		},
 	}
-	lctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Loop(lctx) }()
+	stop := runLoop(t, ctx, a)
 	<-ran
 	// The start result is stored before the server goes away.
-	for {
-		st, err := js.Stream(ctx, ResultStream)
-		if err == nil {
-			if _, err := st.GetLastMsgForSubject(ctx, ResultSubject("r1")); err == nil {
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the start result was not published")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitStored(t, ctx, js, "r1", 1)
 
 	s.Shutdown()
 	s.WaitForShutdown()
@@ -99,25 +88,130 @@ func TestServerRestart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the change after the restart was not heard")
 	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	c, err := js.OrderedConsumer(ctx, ResultStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultSubject("r1")}})
-	if err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	var reasons []string
-	for range 2 {
-		msg, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatalf("after %v: %v", reasons, err)
-		}
-		var r Result
-		json.Unmarshal(msg.Data(), &r)
+	for _, r := range readResults(t, ctx, js, "r1", 2) {
 		reasons = append(reasons, r.Reason)
 	}
 	if reasons[0] != "start" || reasons[1] != "changed: obj://SITE/k" {
 		t.Fatalf("published %v", reasons)
+	}
+}
+
+// gate is a dialer the test can close: while closed, the agent cannot
+// reconnect, so what happens on the server meanwhile goes unheard.
+type gate struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+func (g *gate) set(closed bool) { g.mu.Lock(); g.closed = closed; g.mu.Unlock() }
+
+func (g *gate) Dial(network, address string) (net.Conn, error) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil, errors.New("gate closed")
+	}
+	return net.Dial(network, address)
+}
+
+// TestCatchUpAfterOutage: a bundle replaced while the agent could not
+// reach the server is applied as soon as it reconnects (its digest differs
+// from the bundle the last run used); after an outage with nothing
+// changed, no run.
+func TestCatchUpAfterOutage(t *testing.T) {
+	store := t.TempDir()
+	s := startServer(t, -1, store)
+	port := s.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() { s.Shutdown() })
+	admin, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	ajs, _ := jetstream.New(admin)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	obs, err := ajs.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "SITE", Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(v string) {
+		t.Helper()
+		if _, err := obs.PutBytes(ctx, "site.tar.gz", []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("v1")
+
+	g := &gate{}
+	reconnected := make(chan struct{}, 10)
+	nc, err := nats.Connect(s.ClientURL(), nats.SetCustomDialer(g), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
+		nats.ReconnectHandler(func(*nats.Conn) { reconnected <- struct{}{} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var mu sync.Mutex
+	var applied string // what the stub run "applied": the object's bytes
+	ran := make(chan string, 10)
+	a := &Agent{
+		Node: "c1", Manifests: []string{"obj://SITE/site.tar.gz"}, Interval: time.Hour, Conn: nc,
+		After: (&fakeClock{ch: make(chan time.Time)}).after,
+		Run: func(rctx context.Context, m string) (*engine.Result, error) {
+			b, err := obs.GetBytes(rctx, "site.tar.gz")
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			applied = string(b)
+			mu.Unlock()
+			ran <- string(b)
+			return &engine.Result{}, nil
+		},
+		Digest: func(string) string { mu.Lock(); defer mu.Unlock(); return bundle.Digest([]byte(applied)) },
+	}
+	stop := runLoop(t, ctx, a)
+	if v := <-ran; v != "v1" {
+		t.Fatal(v)
+	}
+	outage := func(change func()) {
+		t.Helper()
+		g.set(true)
+		s.Shutdown()
+		s.WaitForShutdown()
+		s = startServer(t, port, store)
+		for !admin.IsConnected() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		change()
+		g.set(false)
+		select {
+		case <-reconnected:
+		case <-ctx.Done():
+			t.Fatal("no reconnection")
+		}
+	}
+	outage(func() { put("v2") })
+	select {
+	case v := <-ran:
+		if v != "v2" {
+			t.Fatalf("ran with %q", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bundle replaced during the outage was not applied after reconnecting")
+	}
+	outage(func() {})
+	select {
+	case v := <-ran:
+		t.Fatalf("a run (%q) after an outage with nothing changed", v)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

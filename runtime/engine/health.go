@@ -22,7 +22,9 @@ const defaultCheckPath = "PATH=/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin:/usr
 // resource; WARNING is recorded and does not.
 func (e *Engine) healthChecks(ctx context.Context, s scope, p *plan, r *resource, ev *session.Event) {
 	for _, hc := range r.src.HealthChecks {
+		start := time.Now()
 		res := e.healthCheck(ctx, s, p, r, hc)
+		res.Duration = time.Since(start)
 		ev.HealthCheck = append(ev.HealthCheck, res)
 		if res.Status == session.HealthCritical || res.Status == session.HealthUnknown {
 			ev.Fail(fmt.Sprintf("health check %s: %s: %s", res.Name, res.Status, strings.TrimSpace(res.Output)))

@@ -52,6 +52,9 @@ type HealthCheckResult struct {
 	Status string `json:"status"` // ok, warning, critical, unknown
 	Tries  int    `json:"tries"`
 	Output string `json:"output"`
+	// Duration is how long the check took, tries included (for the
+	// agent's metrics; not in the event's JSON, CCM's schema).
+	Duration time.Duration `json:"-"`
 }
 
 // Health check statuses.

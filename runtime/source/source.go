@@ -102,6 +102,16 @@ type Options struct {
 	// HTTPClient is used for http(s); nil: a client with bounded
 	// redirects. Tests pass one trusting their TLS server.
 	HTTPClient *http.Client
+
+	// LastGood, when set, is the last-good cache directory (lastgood.go):
+	// a source that cannot be reached is served from there, a bundle
+	// re-verified under Policy and its pin first. Fallbacks lists them.
+	LastGood string
+	// Now is the clock for the last-good cache; nil: time.Now.
+	Now func() time.Time
+	// Warn receives problems that do not fail a fetch (a copy that could
+	// not be kept); nil: dropped.
+	Warn func(error)
 }
 
 // DefaultTimeout bounds one fetch (connect, request and body).
@@ -118,6 +128,8 @@ type Fetcher struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	bundles map[string]*bundle.Extracted
+
+	fallbacks []Fallback
 }
 
 // New returns a Fetcher.
@@ -180,19 +192,25 @@ func (f *Fetcher) Bundle(ctx context.Context, name, pin string) (*bundle.Extract
 		}
 		return x, nil
 	}
-	archive, err := f.get(ctx, ref, f.opts.Limits.MaxArchive)
-	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w", ref, err)
-	}
-	var sig []byte
-	if f.opts.Policy.RequireSignature || len(f.opts.Policy.Trusted) > 0 {
-		sig, err = f.signature(ctx, ref)
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: signature: %w", ref, err)
-		}
-	}
 	pol := f.opts.Policy
 	pol.SHA256 = pin
+	archive, err := f.get(ctx, ref, f.opts.Limits.MaxArchive)
+	var sig []byte
+	if err == nil && (pol.RequireSignature || len(pol.Trusted) > 0) {
+		if sig, err = f.signature(ctx, ref); err != nil {
+			err = fmt.Errorf("signature: %w", err)
+		}
+	}
+	if err != nil {
+		if !IsUnreachable(err) || f.opts.LastGood == "" {
+			return nil, fmt.Errorf("bundle %s: %w", ref, err)
+		}
+		x, kerr := f.keptBundle(ref, name, pol, err)
+		if kerr != nil {
+			return nil, fmt.Errorf("bundle %s: %w; %v", ref, err, kerr)
+		}
+		return f.remember(name, x), nil
+	}
 	if _, err := pol.Check(archive, sig); err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", ref, err)
 	}
@@ -200,13 +218,20 @@ func (f *Fetcher) Bundle(ctx context.Context, name, pin string) (*bundle.Extract
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", ref, err)
 	}
+	if kerr := f.keep(ref, name, archive, sig); kerr != nil {
+		f.warn(kerr)
+	}
+	return f.remember(name, x), nil
+}
+
+func (f *Fetcher) remember(name string, x *bundle.Extracted) *bundle.Extracted {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if prev, ok := f.bundles[name]; ok { // fetched concurrently
-		return prev, nil
+		return prev
 	}
 	f.bundles[name] = x
-	return x, nil
+	return x
 }
 
 // signature fetches the detached signature of ref; nil when there is
@@ -244,7 +269,7 @@ func (f *Fetcher) Get(ctx context.Context, name string, max int64) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	b, err := f.get(ctx, ref, max)
+	b, err := f.getOrKept(ctx, ref, name, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
@@ -265,7 +290,7 @@ func (f *Fetcher) get(ctx context.Context, ref *Ref, max int64) ([]byte, error) 
 		b, err = f.getKV(ctx, ref, max)
 	}
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errNotFound) {
-		return nil, fmt.Errorf("no answer within %s: %w", f.opts.Timeout, err)
+		return nil, unreachable{fmt.Errorf("no answer within %s: %w", f.opts.Timeout, err)}
 	}
 	return b, err
 }
@@ -288,16 +313,26 @@ func (f *Fetcher) getHTTP(ctx context.Context, ref *Ref, max int64) ([]byte, err
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, err
+		if strings.Contains(err.Error(), "redirect") {
+			return nil, err // a refused redirect: the server answered
+		}
+		return nil, unreachable{err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, notFound("server answered " + resp.Status)
 	}
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout {
+		return nil, unreachable{fmt.Errorf("server answered %s", resp.Status)}
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("server answered %s; check the URL and credentials", resp.Status)
 	}
-	return readMax(resp.Body, max)
+	b, err := readMax(resp.Body, max)
+	if err != nil && !strings.Contains(err.Error(), "refused") {
+		return nil, unreachable{err} // the body broke off
+	}
+	return b, err
 }
 
 func readMax(r io.Reader, max int64) ([]byte, error) {
@@ -325,7 +360,7 @@ func (f *Fetcher) jetStream() (jetstream.JetStream, error) {
 	c.Timeout = min(f.opts.Timeout, 5*time.Second)
 	nc, js, err := c.Connect()
 	if err != nil {
-		return nil, err
+		return nil, unreachable{err}
 	}
 	f.nc, f.js = nc, js
 	return js, nil
@@ -338,25 +373,29 @@ func (f *Fetcher) getObject(ctx context.Context, ref *Ref, max int64) ([]byte, e
 	}
 	os, err := js.ObjectStore(ctx, ref.Bucket)
 	if err != nil {
-		return nil, fmt.Errorf("object store bucket %q: %w", ref.Bucket, err)
+		return nil, natsErr(fmt.Errorf("object store bucket %q: %w", ref.Bucket, err))
 	}
 	info, err := os.GetInfo(ctx, ref.Key)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, notFound(fmt.Sprintf("no object %q in bucket %q", ref.Key, ref.Bucket))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("object %q in bucket %q: %w", ref.Key, ref.Bucket, err)
+		return nil, natsErr(fmt.Errorf("object %q in bucket %q: %w", ref.Key, ref.Bucket, err))
 	}
 	if int64(info.Size) > max {
 		return nil, fmt.Errorf("object is %d bytes, over the limit of %d", info.Size, max)
 	}
 	r, err := os.Get(ctx, ref.Key)
 	if err != nil {
-		return nil, fmt.Errorf("object %q in bucket %q: %w", ref.Key, ref.Bucket, err)
+		return nil, natsErr(fmt.Errorf("object %q in bucket %q: %w", ref.Key, ref.Bucket, err))
 	}
 	defer r.Close()
 	// The object store checks its own digest at the end of the read.
-	return readMax(r, max)
+	b, err := readMax(r, max)
+	if err != nil {
+		return nil, natsErr(err)
+	}
+	return b, nil
 }
 
 func (f *Fetcher) getKV(ctx context.Context, ref *Ref, max int64) ([]byte, error) {
@@ -366,19 +405,28 @@ func (f *Fetcher) getKV(ctx context.Context, ref *Ref, max int64) ([]byte, error
 	}
 	kv, err := js.KeyValue(ctx, ref.Bucket)
 	if err != nil {
-		return nil, fmt.Errorf("could not access KV bucket %q: %w", ref.Bucket, err)
+		return nil, natsErr(fmt.Errorf("could not access KV bucket %q: %w", ref.Bucket, err))
 	}
 	e, err := kv.Get(ctx, ref.Key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, notFound(fmt.Sprintf("could not get key %q from bucket %q: no such key", ref.Key, ref.Bucket))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("could not get key %q from bucket %q: %w", ref.Key, ref.Bucket, err)
+		return nil, natsErr(fmt.Errorf("could not get key %q from bucket %q: %w", ref.Key, ref.Bucket, err))
 	}
 	if int64(len(e.Value())) > max {
 		return nil, fmt.Errorf("value is %d bytes, over the limit of %d", len(e.Value()), max)
 	}
 	return e.Value(), nil
+}
+
+// natsErr marks err unreachable unless the server answered: a missing
+// bucket, an object that fails its digest, or one over the size limit.
+func natsErr(err error) error {
+	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrDigestMismatch) || strings.Contains(err.Error(), "refused") {
+		return err
+	}
+	return unreachable{err}
 }
 
 // KVGet is kvGet(bucket, key) of templates: the value as a string; a
@@ -390,7 +438,8 @@ func (f *Fetcher) KVGet(ctx context.Context, bucket, key string) (string, error)
 	if key == "" {
 		return "", errors.New("key is required")
 	}
-	b, err := f.get(ctx, &Ref{Scheme: "kv", Bucket: bucket, Key: key, URL: &url.URL{Scheme: "kv", Host: bucket, Path: "/" + key}}, 1<<20)
+	ref := &Ref{Scheme: "kv", Bucket: bucket, Key: key, URL: &url.URL{Scheme: "kv", Host: bucket, Path: "/" + key}}
+	b, err := f.getOrKept(ctx, ref, ref.URL.String(), 1<<20)
 	if err != nil {
 		return "", err
 	}
