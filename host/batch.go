@@ -63,15 +63,8 @@ func (h *Host) ApplyBatch(ctx context.Context, callers []trust.Caller, reqs []ab
 	limits := h.limits.lowered(caller.Limits) // one scope's (checkBatch)
 	limits.CallTimeout = batchTimeout(limits.CallTimeout, len(reqs))
 	limits.HostCalls = batchHostCalls(limits.HostCalls, len(reqs))
-	st := &callState{
-		export:    abi.ExportApplyBatch,
-		typ:       p.typ,
-		caller:    caller,
-		caps:      &caps,
-		hostCalls: true,
-		limits:    limits,
-		names:     &h.names,
-	}
+	st := newCallState(abi.ExportApplyBatch, p.typ, caller, limits)
+	st.Caps, st.HostCalls, st.Names = &caps, true, &h.names
 	release, err := h.lockIfNeeded(ctx, info, caller)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -55,7 +56,7 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 	}
 	limits := h.limits.lowered(caller.Limits)
 	if batch {
-		st := &callState{export: abi.ExportValidateBatch, typ: typ, caller: caller, limits: limits}
+		st := newCallState(abi.ExportValidateBatch, typ, caller, limits)
 		var resp abi.ValidateBatchResponse
 		if err := h.exchange(ctx, p, st, abi.ValidateBatchRequest{Requests: reqs}, &resp); err != nil {
 			return nil, err
@@ -67,7 +68,7 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 	}
 	out := make([]abi.ValidateResponse, 0, len(reqs))
 	for _, req := range reqs {
-		st := &callState{export: abi.ExportValidate, typ: typ, caller: caller, limits: limits}
+		st := newCallState(abi.ExportValidate, typ, caller, limits)
 		var resp abi.ValidateResponse
 		if err := h.exchange(ctx, p, st, req, &resp); err != nil {
 			return nil, err
@@ -120,19 +121,21 @@ func effectiveMode(caller trust.Caller, req abi.Request) trust.Mode {
 // check as a plugin's ccm_exec, with only the caller's grants applying: no
 // plugin stands behind it, and the command was written in the manifest.
 func (h *Host) Exec(ctx context.Context, caller trust.Caller, req abi.ExecRequest) (abi.ExecResponse, error) {
-	st := &callState{export: "exec", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
-	resp, cerr := runExecCall(ctx, st, req)
+	st := newCallState("exec", "", caller, h.limits.lowered(caller.Limits))
+	st.HostCalls, st.Names = true, &h.names
+	resp, cerr := hostcall.Exec(ctx, &st.State, req)
 	if cerr != nil {
 		return resp, fmt.Errorf("%s: %s: %w", st.resource(), abi.CallExec, cerr)
 	}
 	return resp, nil
 }
 
-// ReadFile implements hostapi.Plugins.ReadFile: fsRead with no plugin
+// ReadFile implements hostapi.Plugins.ReadFile: hostcall.FSRead with no plugin
 // capabilities in the way, only the caller's grant chain.
 func (h *Host) ReadFile(ctx context.Context, caller trust.Caller, path string) ([]byte, error) {
-	st := &callState{export: "read", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
-	resp, cerr := fsRead(ctx, st, abi.FSReadRequest{Path: path})
+	st := newCallState("read", "", caller, h.limits.lowered(caller.Limits))
+	st.HostCalls, st.Names = true, &h.names
+	resp, cerr := hostcall.FSRead(ctx, &st.State, abi.FSReadRequest{Path: path})
 	if cerr != nil && cerr.Code == abi.CodeNotFound {
 		// The same words (and errors.Is) as os.ReadFile for the common case.
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
@@ -154,18 +157,9 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 		return err
 	}
 	caps := info.Capabilities
-	st := &callState{
-		export:     export,
-		typ:        req.Type,
-		caller:     caller,
-		caps:       &caps,
-		properties: req.Properties,
-		builtin:    p.origin == builtinOrigin && !p.registered,
-		guards:     info.Guards,
-		hostCalls:  true,
-		limits:     h.limits.lowered(caller.Limits),
-		names:      &h.names,
-	}
+	st := newCallState(export, req.Type, caller, h.limits.lowered(caller.Limits))
+	st.Caps, st.Properties, st.Guards, st.HostCalls, st.Names = &caps, req.Properties, info.Guards, true, &h.names
+	st.Builtin = p.origin == builtinOrigin && !p.registered
 	if export == abi.ExportApply {
 		release, err := h.lockIfNeeded(ctx, info, caller)
 		if err != nil {
@@ -176,18 +170,18 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 	return h.exchange(ctx, p, st, req, out)
 }
 
-// exchange encodes in, calls st.export, and decodes the output into out.
+// exchange encodes in, calls st.Export, and decodes the output into out.
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
 	data, err := json.Marshal(in)
 	if err != nil {
-		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.export, err)
+		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.Export, err)
 	}
-	raw, err := p.call(ctx, st, st.export, data)
+	raw, err := p.call(ctx, st, st.Export, data)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.export, err)
+		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.Export, err)
 	}
 	return nil
 }

@@ -3,49 +3,48 @@ package host
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/ccm-dev/ccm/host/hostcall"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
-	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// callState is who a plugin call acts for, carried in the context given to
-// the Extism call so every host function of that call reads it from its own
-// ctx. The instance itself is chosen by the caller's scope (keyOf).
+// callState is a plugin call's state, carried in the context given to the
+// Extism call so every host function of that call reads it from its own
+// ctx. The instance itself is chosen by the caller's scope (keyOf). Its
+// hostcall.State is what the host calls read: who the call acts for (its
+// Caller, Mode already forced to the export's), the plugin's capabilities
+// and guards, the request's properties; the rest is the runtime's.
 type callState struct {
-	export string
-	typ    string
-	// caller is the resource the call acts for, its Mode already forced to
-	// the export's (ccm_status read-only, noop requests noop, ...).
-	caller trust.Caller
-	// caps is what the plugin asked for in ccm_describe; nil for the engine's
-	// own Exec, which no plugin stands behind.
-	caps *abi.Capabilities
-	// properties are the request's properties: a read-only probe exec may run
-	// a command line written in one of them.
-	properties map[string]any
-	// builtin marks a plugin shipped inside ccm: its probe_exec and guards
-	// are honoured on its own word in read-only modes; any other plugin's
-	// probe_exec needs the grants' (probe.go).
-	builtin bool
-	// guards are the plugin's PluginInfo.Guards.
-	guards []string
-	// hostCalls is false for ccm_describe and ccm_validate, which must not
-	// touch the system (ccm_log stays open).
-	hostCalls bool
-	limits    Limits
-	deadline  *deadline
+	hostcall.State
+	limits   Limits
+	deadline *deadline
 	// calls counts the host calls made so far, for Limits.HostCalls.
 	calls int64
-	// names caches user and group names for the Host's lifetime.
-	names *nameCache
-	// dirs are the directories whose fsync the call puts off to its end.
-	dirs *dirSyncs
 	// stdio is the instance's stdio transport when this call uses it.
 	stdio *stdio
 	// kernel caches the instance's Extism kernel functions across calls.
 	kernel *kernelCache
 	// logs is what the call has logged so far, against maxLogBytes.
 	logs logBudget
+}
+
+// newCallState is the state of one call of export for a resource of type
+// typ, under limits (already lowered to the caller's).
+func newCallState(export, typ string, caller trust.Caller, limits Limits) *callState {
+	st := &callState{
+		State: hostcall.State{
+			Export:          export,
+			Type:            typ,
+			Caller:          caller,
+			RequestBytes:    limits.RequestBytes,
+			ExecOutputBytes: limits.ExecOutputBytes,
+		},
+		limits: limits,
+	}
+	st.Runtime = st
+	return st
 }
 
 type callStateKey struct{}
@@ -61,17 +60,25 @@ func callStateFrom(ctx context.Context) *callState {
 
 // resource names the caller in messages: "file#/etc/motd", or the type.
 func (st *callState) resource() string {
-	if st.caller.Resource != "" {
-		return st.caller.Resource
+	if st.Caller.Resource != "" {
+		return st.Caller.Resource
 	}
-	return st.typ
+	return st.Type
 }
 
-// log sends a line to the caller's log, if it has one, within the call's
-// log budget (logging.go).
-func (st *callState) log(level, message string) {
-	if st.caller.Log != nil {
-		st.logs.pass(st.caller.Log, st.resource(), level, message)
+// Log sends a line to the caller's log, if it has one, within the call's
+// log budget (logging.go); hostcall.Runtime.
+func (st *callState) Log(level, message string) {
+	if st.Caller.Log != nil {
+		st.logs.pass(st.Caller.Log, st.resource(), level, message)
+	}
+}
+
+// ExtendDeadline moves the call's deadline, if it has one, by delta;
+// hostcall.Runtime.
+func (st *callState) ExtendDeadline(delta time.Duration) {
+	if st.deadline != nil {
+		st.deadline.extend(delta)
 	}
 }
 

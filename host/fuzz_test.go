@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -50,16 +51,12 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(uint8(2), []byte(`{"path": "/x", "unknown": 1}`))
 	f.Add(uint8(1), []byte(`null`))
 
-	table := handlers()
+	table := hostcall.Handlers()
 	caps := trust.All()
-	st := &callState{
-		export:    abi.ExportStatus,
-		typ:       "fuzz",
-		caller:    trust.Caller{Mode: trust.ModeStatus, Grants: grantDir(f, dir), Lookup: func(string) (any, bool) { return nil, false }},
-		caps:      &caps,
-		hostCalls: true,
-		limits:    DefaultLimits(),
-	}
+	st := newCallState(abi.ExportStatus, "fuzz",
+		trust.Caller{Mode: trust.ModeStatus, Grants: grantDir(f, dir), Lookup: func(string) (any, bool) { return nil, false }},
+		DefaultLimits())
+	st.Caps, st.HostCalls = &caps, true
 	codes := map[string]bool{abi.CodeDenied: true, abi.CodeNotFound: true, abi.CodeExists: true, abi.CodeInvalid: true,
 		abi.CodeIO: true, abi.CodeTimeout: true, abi.CodeTooLarge: true}
 	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
@@ -73,7 +70,7 @@ func FuzzDispatch(f *testing.F) {
 		case resp.Ok != nil && !json.Valid(resp.Ok):
 			t.Fatalf("%s %q: invalid ok document %q", call, raw, resp.Ok)
 		}
-		if _, mutating, _ := callKind(call); mutating && resp.Error == nil {
+		if hostcall.Mutating(call) && resp.Error == nil {
 			t.Fatalf("%s %q: a mutating call succeeded in status mode", call, raw)
 		}
 	})

@@ -15,6 +15,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 )
 
@@ -37,7 +38,7 @@ type Host struct {
 	// process in case the watchdog itself cannot run (trusted.go).
 	backstopAfter time.Duration
 	hostFuncs     []extism.HostFunction
-	names         nameCache
+	names         hostcall.NameCache
 	locks         runLocks // run lock files (lock.go)
 
 	mu           sync.Mutex
@@ -258,5 +259,10 @@ func (s fsSource) types() []string {
 func (s fsSource) origin(string) string { return builtinOrigin }
 
 func (s fsSource) module(typ string) ([]byte, error) {
+	// An fs.FS that lends its bytes (plugins.Modules, the embedded
+	// built-ins) is not copied: 3.5 MB per type, 5 % of a 1-resource run.
+	if l, ok := s.fsys.(interface{ Lend(string) ([]byte, error) }); ok {
+		return l.Lend(typ + ".wasm")
+	}
 	return fs.ReadFile(s.fsys, typ+".wasm")
 }

@@ -1,72 +1,20 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 
 	extism "github.com/extism/go-sdk"
+
+	"github.com/ccm-dev/ccm/host/hostcall"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
-// handler serves one host call: raw is the request document; the answer is
-// the Ok document or a CallError. Handlers call allowed before any OS work.
-type handler func(ctx context.Context, st *callState, raw []byte) (any, *abi.CallError)
-
-// handlers maps every abi.Call* name to its handler. Every host function a
-// plugin may import is registered, because instantiation fails on an import
-// the host does not provide.
-func handlers() map[string]handler {
-	return map[string]handler{
-		abi.CallFSStat:      typed(fsStat),
-		abi.CallFSRead:      typed(fsRead),
-		abi.CallFSWrite:     typed(fsWrite),
-		abi.CallFSMkdir:     typed(fsMkdir),
-		abi.CallFSRemove:    typed(fsRemove),
-		abi.CallFSChown:     typed(fsChown),
-		abi.CallFSChmod:     typed(fsChmod),
-		abi.CallFSList:      typed(fsList),
-		abi.CallExec:        typed(execCall),
-		abi.CallUserLookup:  typed(userLookup),
-		abi.CallGroupLookup: typed(groupLookup),
-		abi.CallLookup:      typed(lookupCall),
-		abi.CallLog:         typed(logCall),
-	}
-}
-
-// typed adapts a handler taking a decoded request.
-func typed[Req any](fn func(context.Context, *callState, Req) (any, *abi.CallError)) handler {
-	return func(ctx context.Context, st *callState, raw []byte) (any, *abi.CallError) {
-		var req Req
-		if cerr := decodeRequest(raw, &req); cerr != nil {
-			return nil, cerr
-		}
-		return fn(ctx, st, req)
-	}
-}
-
-// decodeRequest decodes one JSON document strictly: unknown fields and
-// trailing data are refused, so a request the host does not fully understand
-// is never half-obeyed.
-func decodeRequest(raw []byte, v any) *abi.CallError {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &abi.CallError{Code: abi.CodeInvalid, Message: "decode request: " + err.Error()}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &abi.CallError{Code: abi.CodeInvalid, Message: "decode request: trailing data after the JSON document"}
-	}
-	return nil
-}
-
 // dispatch answers one host call. It never panics: a handler bug becomes an
 // io error for the plugin instead of a trap that kills the instance.
-func dispatch(ctx context.Context, st *callState, table map[string]handler, call string, raw []byte) (resp abi.Response) {
+func dispatch(ctx context.Context, st *callState, table map[string]hostcall.Handler, call string, raw []byte) (resp abi.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = abi.Response{Error: &abi.CallError{Code: abi.CodeIO, Message: fmt.Sprintf("BUG: host call %s panicked: %v", call, p)}}
@@ -82,7 +30,7 @@ func dispatch(ctx context.Context, st *callState, table map[string]handler, call
 	if !ok {
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: "unknown host call " + call}}
 	}
-	ok2, cerr := fn(ctx, st, raw)
+	ok2, cerr := fn(ctx, &st.State, raw)
 	if cerr != nil {
 		return abi.Response{Error: cerr}
 	}
@@ -100,7 +48,7 @@ func tooLarge(call string, n, limit int64) abi.Response {
 
 // hostFunctions builds the Extism host functions, one per host call.
 func (h *Host) hostFunctions() []extism.HostFunction {
-	table := handlers()
+	table := hostcall.Handlers()
 	out := make([]extism.HostFunction, 0, len(table))
 	for name := range table {
 		fn := extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
@@ -116,7 +64,7 @@ func (h *Host) hostFunctions() []extism.HostFunction {
 // before copying it), dispatches, and returns the offset of a new block with
 // the response; 0 when even that cannot be written (the guest reports it).
 // An offset marked abi.StdioCall is a request on the stdio transport.
-func serveHostCall(ctx context.Context, table map[string]handler, call string, offset uint64) uint64 {
+func serveHostCall(ctx context.Context, table map[string]hostcall.Handler, call string, offset uint64) uint64 {
 	if ctx.Err() != nil {
 		// The call is over (deadline, limit, signal). A checked guest is
 		// being closed already; a built-in, which runs without the check

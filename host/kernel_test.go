@@ -7,6 +7,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -26,12 +27,13 @@ func TestKernelBadOffsets(t *testing.T) {
 	if k == nil {
 		t.Fatal("no kernel cached after a host call")
 	}
-	st := &callState{export: abi.ExportApply, limits: h.limits, hostCalls: true, kernel: &p.cur.kernel}
+	st := newCallState(abi.ExportApply, "", trust.Caller{}, h.limits)
+	st.HostCalls, st.kernel = true, &p.cur.kernel
 	ctx := context.WithValue(withCallState(context.Background(), st), extism.PluginCtxKey("extism"), k.mod)
 	size := uint64(k.mod.Memory().Size())
 
 	for _, off := range []uint64{0, 1, 7, 100, size - 1, size, size + 100, 1 << 40} {
-		got := serveHostCall(ctx, handlers(), abi.CallLog, off)
+		got := serveHostCall(ctx, hostcall.Handlers(), abi.CallLog, off)
 		if got == 0 {
 			t.Fatalf("offset %d: no response block", off)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
@@ -93,7 +94,7 @@ func snapshot(t testing.TB, dir string) string {
 		if err != nil {
 			return err
 		}
-		out += p + " " + fi.Mode().String() + " " + (*nameCache)(nil).owner(int(statT(fi).Uid)) + "\n"
+		out += p + " " + fi.Mode().String() + " " + "uid=" + strconv.FormatUint(uint64(statT(fi).Uid), 10) + "\n"
 		return nil
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -121,7 +122,7 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 }
 
 func (p *plugin) describe(ctx context.Context, caller trust.Caller) (abi.PluginInfo, error) {
-	st := &callState{export: abi.ExportDescribe, typ: p.typ, caller: caller, limits: p.host.limits.lowered(caller.Limits)}
+	st := newCallState(abi.ExportDescribe, p.typ, caller, p.host.limits.lowered(caller.Limits))
 	out, err := p.callLocked(ctx, st, abi.ExportDescribe, nil)
 	if err != nil {
 		return abi.PluginInfo{}, err
@@ -159,7 +160,7 @@ func abiMismatch(typ string, got int) error {
 func (p *plugin) call(ctx context.Context, st *callState, export string, input []byte) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.loadLocked(ctx, st.caller); err != nil {
+	if err := p.loadLocked(ctx, st.Caller); err != nil {
 		return nil, err
 	}
 	return p.callLocked(ctx, st, export, input)
@@ -190,7 +191,7 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	if st.limits.MemoryPages < p.host.limits.MemoryPages {
 		memCap = uint64(st.limits.MemoryPages) << 16
 	}
-	in, err := p.instanceFor(ctx, keyOf(st.caller, p.host.limits))
+	in, err := p.instanceFor(ctx, keyOf(st.Caller, p.host.limits))
 	if err != nil {
 		return nil, err
 	}
@@ -208,9 +209,9 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	defer dl.stop()
 	st.deadline = dl
 	st.kernel = &in.kernel
-	st.dirs = &dirSyncs{}
-	defer st.dirs.syncAll()
-	p.logTo = st.log
+	st.Dirs = &hostcall.DirSyncs{}
+	defer st.Dirs.SyncAll()
+	p.logTo = st.Log
 	defer func() { p.logTo = nil }()
 	in.stderr.Reset()
 	if in.stdio.begin(p.exports[abi.ExportStdio], input, st.limits) {

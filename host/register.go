@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/hostapi"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -117,7 +118,7 @@ func moduleSum(wasm []byte) string {
 }
 
 // readGranted reads a declared plugin file through caller's fs_read grant,
-// with the check and the read of ccm_fs_read (fsRead): symlinks resolved
+// with the check and the read of ccm_fs_read (hostcall.FSRead): symlinks resolved
 // and each step matched against the grant, a regular file only, opened
 // without blocking. The path is matched as written before that, so a file
 // outside the grant is never opened or even looked up. Every refusal by the
@@ -132,9 +133,10 @@ func (h *Host) readGranted(ctx context.Context, caller trust.Caller, file string
 		return nil, deniedErr
 	}
 	caller.Mode = trust.ModeStatus // reading only
-	st := &callState{export: "ccm.plugins", caller: caller, hostCalls: true, limits: h.limits.lowered(caller.Limits), names: &h.names}
-	st.limits.RequestBytes = MaxModuleBytes // a module, not a request document
-	resp, cerr := fsRead(ctx, st, abi.FSReadRequest{Path: file})
+	st := newCallState("ccm.plugins", "", caller, h.limits.lowered(caller.Limits))
+	st.HostCalls, st.Names = true, &h.names
+	st.RequestBytes = MaxModuleBytes // a module, not a request document
+	resp, cerr := hostcall.FSRead(ctx, &st.State, abi.FSReadRequest{Path: file})
 	switch {
 	case cerr != nil && cerr.Code == abi.CodeDenied:
 		return nil, deniedErr
@@ -223,7 +225,7 @@ func readModule(file string) ([]byte, error) {
 		return nil, fmt.Errorf("plugin %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("plugin %s: not a regular file (%s); a plugin module is a .wasm file", file, typeOf(st.Mode()))
+		return nil, fmt.Errorf("plugin %s: not a regular file (%s); a plugin module is a .wasm file", file, hostcall.TypeOf(st.Mode()))
 	}
 	if st.Size() > MaxModuleBytes {
 		return nil, fmt.Errorf("plugin %s: larger than %d MiB", file, MaxModuleBytes>>20)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
@@ -101,7 +102,7 @@ func (s *stdio) begin(speaks bool, input []byte, limits Limits) bool {
 // request is the last n bytes the guest wrote to stdout, the response goes
 // to its stdin, and the result is abi.StdioCall|len(response), or 0 when even
 // an error response cannot be given.
-func serveStdioCall(ctx context.Context, st *callState, table map[string]handler, call string, n uint64) uint64 {
+func serveStdioCall(ctx context.Context, st *callState, table map[string]hostcall.Handler, call string, n uint64) uint64 {
 	if st == nil || st.stdio == nil {
 		return 0 // not on the transport: the guest cannot read an answer
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -88,11 +89,12 @@ func TestTransports(t *testing.T) {
 // it), instead of reading another document.
 func TestStdioCallOffTransport(t *testing.T) {
 	t.Parallel()
-	st := &callState{export: abi.ExportApply, limits: DefaultLimits(), hostCalls: true}
-	if got := serveHostCall(context.Background(), handlers(), abi.CallLog, abi.StdioCall|5); got != 0 {
+	st := newCallState(abi.ExportApply, "", trust.Caller{}, DefaultLimits())
+	st.HostCalls = true
+	if got := serveHostCall(context.Background(), hostcall.Handlers(), abi.CallLog, abi.StdioCall|5); got != 0 {
 		t.Fatalf("without a call state: %#x, want 0", got)
 	}
-	if got := serveHostCall(withCallState(context.Background(), st), handlers(), abi.CallLog, abi.StdioCall|5); got != 0 {
+	if got := serveHostCall(withCallState(context.Background(), st), hostcall.Handlers(), abi.CallLog, abi.StdioCall|5); got != 0 {
 		t.Fatalf("off the transport: %#x, want 0", got)
 	}
 }
@@ -125,13 +127,14 @@ func TestStdioBuffers(t *testing.T) {
 		t.Fatalf("stdin gave %q", got)
 	}
 
-	st := &callState{export: abi.ExportApply, limits: Limits{OutputBytes: 64, RequestBytes: 32}, hostCalls: true, stdio: &s}
+	st := newCallState(abi.ExportApply, "", trust.Caller{}, Limits{OutputBytes: 64, RequestBytes: 32})
+	st.HostCalls, st.stdio = true, &s
 	ctx := withCallState(context.Background(), st)
 	req := `{"level":"info","message":"m"}`
 	if _, err := s.out.Write([]byte("stray output;" + req)); err != nil {
 		t.Fatal(err)
 	}
-	r := serveStdioCall(ctx, st, handlers(), abi.CallLog, uint64(len(req)))
+	r := serveStdioCall(ctx, st, hostcall.Handlers(), abi.CallLog, uint64(len(req)))
 	if r&abi.StdioCall == 0 || string(s.in.data) != `{"ok":{}}` || int(r&^abi.StdioCall) != len(s.in.data) {
 		t.Fatalf("answer %#x, stdin %q", r, s.in.data)
 	}
@@ -140,18 +143,18 @@ func TestStdioBuffers(t *testing.T) {
 	}
 
 	_, _ = s.out.Write([]byte("ab"))
-	serveStdioCall(ctx, st, handlers(), abi.CallLog, 10)
+	serveStdioCall(ctx, st, hostcall.Handlers(), abi.CallLog, 10)
 	if !strings.Contains(string(s.in.data), "bad request block") {
 		t.Fatalf("a length past what was written: %s", s.in.data)
 	}
-	serveStdioCall(ctx, st, handlers(), abi.CallLog, 33)
+	serveStdioCall(ctx, st, hostcall.Handlers(), abi.CallLog, 33)
 	if !strings.Contains(string(s.in.data), "request_bytes limit of 32") {
 		t.Fatalf("a length past request_bytes: %s", s.in.data)
 	}
 	if _, err := s.out.Write(make([]byte, 65)); err == nil || !s.out.overflow {
 		t.Fatal("stdout took more than its bound")
 	}
-	serveStdioCall(ctx, st, handlers(), abi.CallLog, 20)
+	serveStdioCall(ctx, st, hostcall.Handlers(), abi.CallLog, 20)
 	if !strings.Contains(string(s.in.data), abi.CodeTooLarge) {
 		t.Fatalf("after an overflow: %s", s.in.data)
 	}

@@ -2,8 +2,11 @@ package host
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"sync"
 
+	"github.com/ccm-dev/ccm/host/hostcall"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -17,14 +20,18 @@ import (
 //
 // Test-oriented: ccm itself never uses it.
 type TestDispatcher struct {
-	table  map[string]handler
-	names  nameCache
+	table  map[string]hostcall.Handler
+	names  hostcall.NameCache
 	limits Limits
+	// parts carries writes in parts (hostcall/fsparts.go) from one Call to
+	// the next, as one plugin call's state does in ccm.
+	partsMu sync.Mutex
+	parts   map[string]hostcall.PartInode
 }
 
 // NewTestDispatcher returns a dispatcher with the host's default limits.
 func NewTestDispatcher() *TestDispatcher {
-	return &TestDispatcher{table: handlers(), limits: DefaultLimits()}
+	return &TestDispatcher{table: hostcall.Handlers(), limits: DefaultLimits()}
 }
 
 // TestCall is who one host call acts for, as the host would know it.
@@ -40,6 +47,9 @@ type TestCall struct {
 	Info abi.PluginInfo
 	// ThirdParty treats the plugin as not built in (a registered file).
 	ThirdParty bool
+	// RootCAs, when set, replace the system's TLS roots for ccm_net_fetch
+	// (a test server's certificate). ccm itself has no such setting.
+	RootCAs *x509.CertPool
 }
 
 // Call serves one host call (an abi.Call* name and its request value) and
@@ -50,20 +60,20 @@ func (d *TestDispatcher) Call(ctx context.Context, c TestCall, call string, req 
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeInvalid, Message: "encode request: " + err.Error()}}
 	}
 	caps := c.Info.Capabilities
-	st := &callState{
-		export:     abi.ExportApply,
-		typ:        c.Info.Type,
-		caller:     c.Caller,
-		caps:       &caps,
-		properties: c.Properties,
-		builtin:    !c.ThirdParty,
-		guards:     c.Info.Guards,
-		hostCalls:  true,
-		limits:     d.limits.lowered(c.Caller.Limits),
-		names:      &d.names,
-		dirs:       &dirSyncs{},
+	st := newCallState(abi.ExportApply, c.Info.Type, c.Caller, d.limits.lowered(c.Caller.Limits))
+	st.Caps, st.Properties, st.Guards, st.HostCalls, st.Names = &caps, c.Properties, c.Info.Guards, true, &d.names
+	st.Builtin = !c.ThirdParty
+	st.Dirs = &hostcall.DirSyncs{}
+	st.NetRoots = c.RootCAs
+	defer st.Dirs.SyncAll()
+	if call == abi.CallFSWrite {
+		d.partsMu.Lock()
+		defer d.partsMu.Unlock()
+		if d.parts == nil {
+			d.parts = map[string]hostcall.PartInode{}
+		}
+		st.Parts = d.parts
 	}
-	defer st.dirs.syncAll()
 	if !st.countCall() {
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeTooLarge, Message: "host_calls limit"}}
 	}

@@ -3,9 +3,12 @@ package plugins_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +164,115 @@ func BenchmarkStableFileApply(b *testing.B) {
 		if _, err := h.Apply(context.Background(), caller, req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestModulesFS: the embedded modules read as an fs.FS (Glob, Stat,
+// ReadDir, ReadFile) and fs.ReadFile copies, while Lend, which the host
+// uses, returns the embedded bytes themselves.
+func TestModulesFS(t *testing.T) {
+	fsys := plugins.Modules()
+	want := []string{"exec.wasm", "file.wasm", "package.wasm", "service.wasm"}
+	if got, err := fs.Glob(fsys, "*.wasm"); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Glob = %v, %v; want %v", got, err, want)
+	}
+	lender, ok := fsys.(interface{ Lend(string) ([]byte, error) })
+	if !ok {
+		t.Fatal("Modules() has no Lend method: the host would copy every module")
+	}
+	lent, err := lender.Lend("file.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := lender.Lend("file.wasm")
+	if &lent[0] != &again[0] {
+		t.Fatal("Lend copied the module")
+	}
+	read, err := fs.ReadFile(fsys, "file.wasm")
+	if err != nil || !bytes.Equal(read, lent) {
+		t.Fatalf("ReadFile = %d bytes, %v; want the %d bytes Lend gives", len(read), err, len(lent))
+	}
+	if &read[0] == &lent[0] {
+		t.Fatal("fs.ReadFile returned the embedded bytes, not a copy")
+	}
+	st, err := fs.Stat(fsys, "file.wasm")
+	if err != nil || st.Size() != int64(len(lent)) || st.IsDir() || !st.Mode().IsRegular() {
+		t.Fatalf("Stat = %v, %v", st, err)
+	}
+	d, err := fsys.Open(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for {
+		es, err := d.(fs.ReadDirFile).ReadDir(3)
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("ReadDir in steps of 3 = %v, want %v", names, want)
+	}
+	for _, bad := range []string{"nope.wasm", "./file.wasm", "/file.wasm", "wasm/file.wasm"} {
+		if _, err := fs.ReadFile(fsys, bad); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("ReadFile(%q) = %v, want fs.ErrNotExist", bad, err)
+		}
+		if _, err := lender.Lend(bad); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Lend(%q) = %v, want fs.ErrNotExist", bad, err)
+		}
+	}
+}
+
+// BenchmarkStableFileBatch is the built-in file plugin's share of a warm
+// stable run, in process: per op, one ccm_validate_batch and one
+// ccm_apply_batch of 256 stable files (one stat each), as the engine sends
+// them (WithBuiltins: no termination check; no state documents).
+func BenchmarkStableFileBatch(b *testing.B) {
+	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	ctx := context.Background()
+	dir := b.TempDir()
+	const n = 256
+	callers := make([]trust.Caller, n)
+	reqs := make([]abi.Request, n)
+	vreqs := make([]abi.ValidateRequest, n)
+	for i := range n {
+		target := filepath.Join(dir, "f"+itoa(i))
+		content := "file " + itoa(i)
+		if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		props := map[string]any{"ensure": "present", "content": content, "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0644"}
+		callers[i] = trust.Caller{Resource: "file#" + target}
+		reqs[i] = abi.Request{Type: "file", Name: target, Properties: props, NoState: true}
+		vreqs[i] = abi.ValidateRequest{Properties: props}
+	}
+	run := func() {
+		if _, err := h.Validate(ctx, trust.Caller{}, "file", vreqs); err != nil {
+			b.Fatal(err)
+		}
+		res, err := h.ApplyBatch(ctx, callers, reqs, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Changed || r.Error != "" {
+				b.Fatalf("not stable: %+v", r)
+			}
+		}
+	}
+	run()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
 	}
 }

@@ -1,6 +1,6 @@
 // Package plugins embeds the built-in resource types, each a WebAssembly
 // plugin built from the main package of the same name beside this file
-// (file, exec), so the ccm binary carries them and the host loads them like
+// (file, exec, package, service, archive), so the ccm binary carries them and the host loads them like
 // any third-party plugin: nothing in the host or the engine knows their
 // types by name.
 //
@@ -9,7 +9,7 @@
 // and CI fails when one differs from a fresh build of its source
 // (scripts/check-plugins.sh).
 //
-// This package imports only embed and io/fs. The plugin sources import only the sdk,
+// This package imports only the standard library (embed, io/fs). The plugin sources import only the sdk,
 // plugins/internal/props and the standard library; plugins/internal/fakehost
 // is for their tests (a thin adapter over host.TestDispatcher, so plugin
 // tests meet the host's real rules). Apart from that test adapter, nothing

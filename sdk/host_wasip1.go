@@ -51,6 +51,9 @@ func hostLookup(uint64) uint64
 //go:wasmimport extism:host/user ccm_log
 func hostLog(uint64) uint64
 
+//go:wasmimport extism:host/user ccm_net_fetch
+func hostNetFetch(uint64) uint64
+
 // wasmHost is the Host a Resource gets inside the wasm guest. With stdio
 // set, host calls use the stdio transport (see abi.ExportStdio).
 type wasmHost struct{ stdio bool }
@@ -181,4 +184,10 @@ func (h wasmHost) Lookup(path string) (any, bool, error) {
 // that cannot be delivered is dropped rather than failing the resource.
 func (h wasmHost) Log(level, message string) {
 	_ = h.call(abi.CallLog, hostLog, abi.LogRequest{Level: level, Message: message}, nil)
+}
+
+func (h wasmHost) Fetch(req abi.NetFetchRequest) (abi.NetFetchResponse, error) {
+	var resp abi.NetFetchResponse
+	err := h.call(abi.CallNetFetch, hostNetFetch, req, &resp)
+	return resp, err
 }

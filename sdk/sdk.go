@@ -41,4 +41,7 @@ type Host interface {
 	LookupGroup(abi.GroupLookupRequest) (abi.GroupLookupResponse, error)
 	Lookup(path string) (value any, found bool, err error)
 	Log(level, message string)
+	// Fetch makes one HTTP(S) request through the host (ccm_net_fetch),
+	// under the net grant; see abi.NetFetchRequest.
+	Fetch(abi.NetFetchRequest) (abi.NetFetchResponse, error)
 }

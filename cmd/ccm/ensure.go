@@ -66,7 +66,7 @@ and expressions.`,
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg) and service (svc), and api pipe", args[0])}
+			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg), service (svc) and archive, and api pipe", args[0])}
 		}
 		return cmd.Help()
 	}
@@ -87,7 +87,7 @@ and expressions.`,
 	cmd.AddCommand(newEnsureExecCommand(g))
 	cmd.AddCommand(newEnsurePackageCommand(g))
 	cmd.AddCommand(newEnsureServiceCommand(g))
-	cmd.AddCommand(newEnsureUnavailableCommand("archive", "FILE URL", "download and extract an archive"))
+	cmd.AddCommand(newEnsureArchiveCommand(g))
 	cmd.AddCommand(newEnsureUnavailableCommand("scaffold", "NAME [SOURCE] [ENSURE]", "render a directory of templates"))
 	cmd.AddCommand(newEnsureAPICommand(g))
 	return cmd

@@ -221,8 +221,9 @@ func fileMustExist(t *testing.T, dir, name string) {
 func TestEnsureOtherTypes(t *testing.T) {
 	t.Parallel()
 	tests := []ensureCase{
-		{name: "archive is not available", args: []string{"ensure", "archive", "/tmp/x.tgz", "https://example.com/x.tgz", "--checksum", "abc"}, code: 2,
-			stderr: []string{"ccm ensure archive is not available in this version"}},
+		{name: "archive bad checksum", args: []string{"ensure", "archive", "/tmp/x.tgz", "https://example.com/x.tgz", "--checksum", "abc"}, code: 2,
+			stderr: []string{"archive#/tmp/x.tgz", `checksum "abc" must be a sha256`}},
+		{name: "archive needs FILE URL", args: []string{"ensure", "archive", "/tmp/x.tgz"}, code: 2, stderr: []string{"takes FILE URL"}},
 		{name: "scaffold is not available", args: []string{"ensure", "scaffold", "/tmp/x"}, code: 2, stderr: []string{"not available in this version"}},
 		{name: "package needs a name", args: []string{"ensure", "pkg"}, code: 2, stderr: []string{"NAME [ENSURE]"}},
 		{name: "package invalid name", args: []string{"ensure", "pkg", "bad name;"}, code: 2, stderr: []string{"package#bad name;"}},
@@ -551,7 +552,7 @@ func TestEnsureAPIPipe(t *testing.T) {
 		{name: "no type", stdin: `{` + reqProto + `, "properties": {"name": "/bin/true"}}`, code: 2, error: "type is required"},
 		{name: "no properties", stdin: `{` + reqProto + `, "type": "exec"}`, code: 2, error: "properties are required"},
 		{name: "no name", stdin: `{` + reqProto + `, "type": "exec", "properties": {}}`, code: 2, error: "non-empty name"},
-		{name: "unknown type", stdin: `{` + reqProto + `, "type": "archive", "properties": {"name": "x"}}`, code: 2, error: "unknown resource type"},
+		{name: "unknown type", stdin: `{` + reqProto + `, "type": "nosuch", "properties": {"name": "x"}}`, code: 2, error: "unknown resource type"},
 		{name: "apply", stdin: `{` + reqProto + `, "type": "apply", "properties": {"name": "x.yaml"}}`, code: 2, error: "use ccm apply"},
 		{name: "bad json", stdin: `{"protocol": `, code: 2, error: "invalid JSON"},
 		{name: "bad yaml", stdin: "protocol: [", code: 2, error: "invalid YAML"},

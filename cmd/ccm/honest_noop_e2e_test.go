@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // honestGolden compares got with testdata/honest/name (refresh with -update).
@@ -41,50 +42,6 @@ var runtimeKV = regexp.MustCompile(`runtime=\S+`)
 // @DIR@ and timings go.
 func normalise(dir, out string) string {
 	return runtimeKV.ReplaceAllString(strings.ReplaceAll(out, dir, "@DIR@"), "runtime=X")
-}
-
-// snapshot is every file under dir with its mode and content, to prove a
-// noop run changed nothing.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		v := info.Mode().String()
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += " " + string(b)
-		}
-		out[p] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameSnapshot(t *testing.T, before, after map[string]string) {
-	t.Helper()
-	for p, v := range before {
-		if after[p] != v {
-			t.Errorf("%s changed: %q -> %q", p, v, after[p])
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s was created", p)
-		}
-	}
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -143,12 +100,14 @@ func TestHonestNoopDiffGolden(t *testing.T) {
 		"blob":   "a\x00c",
 	})
 	writeManifest(t, dir, "m.yaml", honestDiffManifest)
-	before := snapshot(t, dir)
+	before := fstree.Describe(t, dir)
 	res := ccmtest.Run(t, dir, nil, "apply", "m.yaml", "--noop", "--color", "never", "--no-report")
 	if res.Code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
-	sameSnapshot(t, before, snapshot(t, dir))
+	if after := fstree.Describe(t, dir); after != before {
+		t.Errorf("the tree changed:\n%s\nwas\n%s", after, before)
+	}
 	if strings.Contains(res.Stdout+res.Stderr, "SECRET") {
 		t.Errorf("a show_diff: false content appears in the output:\n%s", res.Stdout)
 	}
@@ -298,12 +257,14 @@ func TestHonestNoopPredictsFailure(t *testing.T) {
 			t.Parallel()
 			dir := e2eDir(t)
 			writeManifest(t, dir, "m.yaml", tc.manifest)
-			before := snapshot(t, dir)
+			before := fstree.Describe(t, dir)
 			res := ccmtest.Run(t, dir, nil, append([]string{"apply", "--json", "--noop", "m.yaml"}, tc.args...)...)
 			if res.Code != tc.exit {
 				t.Fatalf("exit %d, want %d\n%s\n%s", res.Code, tc.exit, res.Stdout, res.Stderr)
 			}
-			sameSnapshot(t, before, snapshot(t, dir))
+			if after := fstree.Describe(t, dir); after != before {
+				t.Errorf("the tree changed:\n%s\nwas\n%s", after, before)
+			}
 			out := decodeRun(t, res)
 			for ref, want := range tc.failed {
 				e := out.event(t, e2eExpand(t, dir, ref))

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // honestDir writes manifest (with @DIR@ replaced by a fresh directory)
@@ -52,7 +53,7 @@ ccm:
             group: root
             mode: "0644"
 `)
-	before := hashTree(t, dir)
+	before := fstree.Describe(t, dir)
 	want := "ccm: error: " + dir + `/m.yaml:6: file#{{ Data.root }}` + dir + `/x: name: expression "Data.root": Data has no key "root"; it has base; if it may be missing, write lookup("data.root", DEFAULT) or Data.root ?? DEFAULT` + "\n"
 	for _, tc := range []struct {
 		args []string
@@ -71,7 +72,7 @@ ccm:
 			t.Errorf("ccm %s printed %q; nothing ran", strings.Join(tc.args, " "), res.Stdout)
 		}
 	}
-	if after := hashTree(t, dir); after != before {
+	if after := fstree.Describe(t, dir); after != before {
 		t.Fatal("the tree changed although the manifest did not load")
 	}
 

@@ -17,13 +17,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // hostileCase is one attack: the resource's properties besides "attack",
@@ -114,47 +114,6 @@ func sentinelTree(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// hashTree hashes every path under dir: its name, type, mode and content or
-// link target. Any change to the tree changes the hash.
-func hashTree(t *testing.T, dir string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		line := fmt.Sprintf("%s %v", rel, fi.Mode())
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			line += " -> " + target
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			line += " " + hex.EncodeToString(sum[:])
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:])
 }
 
 // hostileSetup lays out dir: work/ (granted, with symlinks planted in it
@@ -271,7 +230,7 @@ func TestHostilePlugins(t *testing.T) {
 	}()
 	r := hostileSetup(t, dir, ln.Addr().String())
 	sentinel := filepath.Join(dir, "sentinel")
-	before := hashTree(t, sentinel)
+	before := fstree.Describe(t, sentinel)
 
 	ccmtest.Binary(t) // built before the clock starts
 	start := time.Now()
@@ -281,8 +240,8 @@ func TestHostilePlugins(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (some resources failed, the run completed)\nstderr:\n%s", res.Code, res.Stderr)
 	}
 
-	if after := hashTree(t, sentinel); after != before {
-		t.Errorf("the sentinel tree outside the grant changed")
+	if after := fstree.Describe(t, sentinel); after != before {
+		t.Errorf("the sentinel tree outside the grant changed:\n%s\nwas\n%s", after, before)
 	}
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("a plugin connected to the test's listener %d times", n)

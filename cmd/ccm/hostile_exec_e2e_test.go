@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // execAttack is one exec resource of the vendor manifest.
@@ -181,7 +182,7 @@ func TestHostileExec(t *testing.T) {
 	dir := t.TempDir()
 	r, sentinels := execHostileSetup(t, dir)
 	sent := filepath.Join(dir, "sentinel")
-	before := hashTree(t, sent)
+	before := fstree.Describe(t, sent)
 	ccmtest.Binary(t)
 	for _, mode := range []string{"noop", "apply"} {
 		t.Run(mode, func(t *testing.T) {
@@ -193,7 +194,7 @@ func TestHostileExec(t *testing.T) {
 			if res.Code != 1 {
 				t.Fatalf("exit %d, want 1\nstderr:\n%s", res.Code, res.Stderr)
 			}
-			if after := hashTree(t, sent); after != before {
+			if after := fstree.Describe(t, sent); after != before {
 				t.Errorf("the sentinel tree outside the grant changed")
 			}
 			for _, f := range sentinels {
@@ -255,7 +256,7 @@ func TestHostileExecDescriptors(t *testing.T) {
 	dir := t.TempDir()
 	sent := filepath.Join(dir, "sentinel")
 	sentinelTree(t, sent)
-	before := hashTree(t, sent)
+	before := fstree.Describe(t, sent)
 	f, err := os.OpenFile(filepath.Join(sent, "shadow"), os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +276,7 @@ ccm:
 	if err != nil {
 		t.Fatalf("ccm apply: %v\n%s", err, out)
 	}
-	if after := hashTree(t, sent); after != before {
+	if after := fstree.Describe(t, sent); after != before {
 		t.Errorf("the child wrote through an inherited descriptor")
 	}
 	listing, err := os.ReadFile(filepath.Join(dir, "fds"))

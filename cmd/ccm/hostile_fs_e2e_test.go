@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"golang.org/x/sys/unix"
 )
 
@@ -136,7 +137,7 @@ func TestHostileFilesystem(t *testing.T) {
 	dir := t.TempDir()
 	r := fsSetup(t, dir)
 	work, sentinel := filepath.Join(dir, "work"), filepath.Join(dir, "sentinel")
-	before := hashTree(t, sentinel)
+	before := fstree.Describe(t, sentinel)
 	ccmtest.Binary(t)
 
 	var stop atomic.Bool
@@ -164,8 +165,8 @@ func TestHostileFilesystem(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1 (some resources failed, the run completed)\nstderr:\n%s", res.Code, res.Stderr)
 	}
-	if after := hashTree(t, sentinel); after != before {
-		t.Errorf("the sentinel tree outside the grant changed")
+	if after := fstree.Describe(t, sentinel); after != before {
+		t.Errorf("the sentinel tree outside the grant changed:\n%s\nwas\n%s", after, before)
 	}
 	for _, f := range []string{"pwned", "suid", "sgdir", "sub/deeper/pwned"} {
 		if _, err := os.Lstat(filepath.Join(sentinel, f)); err == nil {

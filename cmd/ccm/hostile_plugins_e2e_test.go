@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // hostileModule returns hostile.wasm, its describe attack set to attack
@@ -79,7 +80,7 @@ func TestHostilePluginFilesOutsideGrant(t *testing.T) {
 	if err := os.Symlink(filepath.Join(sent, "plugin.wasm"), filepath.Join(dir, "vendor", "plugins", "link.wasm")); err != nil {
 		t.Fatal(err)
 	}
-	before := hashTree(t, sent)
+	before := fstree.Describe(t, sent)
 	bad := strings.Repeat("0", 64)
 
 	writeManifest(t, dir, "m.yaml", `
@@ -154,7 +155,7 @@ ccm:
 	if e := out.event(t, "file#"+filepath.Join(dir, "after")); e.Failed {
 		t.Errorf("the run did not carry on: %v", e.Error)
 	}
-	if after := hashTree(t, sent); after != before {
+	if after := fstree.Describe(t, sent); after != before {
 		t.Error("the sentinel tree changed")
 	}
 }
@@ -173,7 +174,7 @@ func TestHostilePluginScopesDoNotShareInstances(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before := hashTree(t, sent)
+	before := fstree.Describe(t, sent)
 	writeManifest(t, dir, "m.yaml", `
 ccm:
   resources:
@@ -211,7 +212,7 @@ ccm:
 	if err != nil || string(got) != "stashed:" {
 		t.Fatalf("scope B wrote %q (%v): the plugin instance crossed from scope A's grant to B's", got, err)
 	}
-	if after := hashTree(t, sent); after != before {
+	if after := fstree.Describe(t, sent); after != before {
 		t.Error("the sentinel tree changed")
 	}
 }
@@ -225,7 +226,7 @@ func TestHostilePluginLimitsOnEveryCall(t *testing.T) {
 	dir := t.TempDir()
 	sent := filepath.Join(dir, "sentinel")
 	sentinelTree(t, sent)
-	before := hashTree(t, sent)
+	before := fstree.Describe(t, sent)
 	wasm, sum := hostileModule(t, "")
 	writeBytes(t, filepath.Join(dir, "vendor", "plugins", "hostile.wasm"), wasm)
 	spin, spinSum := hostileModule(t, "spin")
@@ -278,7 +279,7 @@ func TestHostilePluginLimitsOnEveryCall(t *testing.T) {
 	if e := out.event(t, "file#"+filepath.Join(dir, "after")); e.Failed {
 		t.Errorf("the run did not carry on: %v", e.Error)
 	}
-	if after := hashTree(t, sent); after != before {
+	if after := fstree.Describe(t, sent); after != before {
 		t.Error("the sentinel tree changed")
 	}
 }

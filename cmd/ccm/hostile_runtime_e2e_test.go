@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 )
 
 // runtimeSetup lays out dir like the hostile suite: work/ (granted),
@@ -138,7 +139,7 @@ ccm:
         - control_chars: {attack: control_chars}
 `)
 	sentinel := filepath.Join(dir, "sentinel")
-	before := hashTree(t, sentinel)
+	before := fstree.Describe(t, sentinel)
 
 	ccmtest.Binary(t)
 	start := time.Now()
@@ -148,7 +149,7 @@ ccm:
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%.4000s\nstderr:\n%.4000s", res.Code, res.Stdout, res.Stderr)
 	}
-	if after := hashTree(t, sentinel); after != before {
+	if after := fstree.Describe(t, sentinel); after != before {
 		t.Errorf("the sentinel tree outside the grant changed")
 	}
 	if took > 30*time.Second {
@@ -428,7 +429,7 @@ ccm:
 				writeRuntimeManifest(t, r, dir, name, content)
 			}
 			sentinel := filepath.Join(dir, "sentinel")
-			before := hashTree(t, sentinel)
+			before := fstree.Describe(t, sentinel)
 
 			p := startCCM(t, dir, append([]string{"apply", "m.yaml"}, tt.args...)...)
 			if tt.wait != "" && !p.waitFor(t, r.Replace(tt.wait), 20*time.Second) {
@@ -468,7 +469,7 @@ ccm:
 					t.Errorf("work/%s left behind", e.Name())
 				}
 			}
-			if after := hashTree(t, sentinel); after != before {
+			if after := fstree.Describe(t, sentinel); after != before {
 				t.Error("the sentinel tree changed")
 			}
 			if strings.Contains(tt.block, "sleep") {

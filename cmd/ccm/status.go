@@ -23,7 +23,6 @@ import (
 var statusUnsupported = map[string]string{
 	"exec":     "a command has no state to read; `ccm apply --noop` shows whether it would run",
 	"apply":    "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
-	"archive":  "use `ccm status file PATH` on the archive or on its creates path",
 	"scaffold": "use `ccm status file PATH` on the files it renders",
 }
 
@@ -38,9 +37,9 @@ metadata as YAML (JSON with --json). Nothing is changed: the plugin runs with
 a read-only caller, so the host refuses every write and runs only the
 plugin's probe commands.
 
-TYPE is file, package, service or an operator plugin's type; a relative file
-NAME is taken from the current directory. exec, apply, archive and scaffold
-have no state to show.`,
+TYPE is file, package, service, archive or an operator plugin's type; a
+relative file or archive NAME is taken from the current directory. exec,
+apply and scaffold have no state to show.`,
 		Example: `  ccm status file /etc/motd
   ccm status package openssh-server --json
   ccm info service sshd`,
@@ -60,7 +59,7 @@ func runStatus(cmd *cobra.Command, typ, name string, asJSON bool) error {
 	if name == "" {
 		return &exitError{exitUsage, errors.New("NAME is empty; give the resource's name, such as /etc/motd or sshd")}
 	}
-	if typ == "file" && !filepath.IsAbs(name) {
+	if (typ == "file" || typ == "archive") && !filepath.IsAbs(name) {
 		abs, err := filepath.Abs(name)
 		if err != nil {
 			return &exitError{exitUsage, fmt.Errorf("file %s: %w", name, err)}

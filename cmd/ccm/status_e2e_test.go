@@ -48,7 +48,7 @@ func TestStatusCommand(t *testing.T) {
 		{name: "bad unit name", args: []string{"status", "service", "--", "-x"}, env: fakeEnv, code: 1, stderr: "service#-x: invalid properties"},
 		{name: "exec", args: []string{"status", "exec", "/bin/true"}, code: 2, stderr: "status is not supported for exec"},
 		{name: "apply", args: []string{"status", "apply", "m.yaml"}, code: 2, stderr: "status is not supported for apply"},
-		{name: "archive", args: []string{"status", "archive", "x.tgz"}, code: 2, stderr: "status is not supported for archive"},
+		{name: "archive absent", args: []string{"status", "archive", "x.tgz"}, want: map[string]any{"name": dir + "/x.tgz", "ensure": "absent"}},
 		{name: "unknown type", args: []string{"status", "nosuch", "x"}, code: 2, stderr: `resource type "nosuch": unknown resource type`},
 		{name: "missing name", args: []string{"status", "file"}, code: 2, stderr: "accepts 2 arg(s), received 1"},
 	}

@@ -13,9 +13,14 @@
 //	floor    the floor for warm: in this process, lstat, read and compare
 //	         the N files with their desired content (what any tool must do),
 //	         and for converge: create a temp file, write, fsync and rename
-//	         it over each of N absent files
+//	         it over each of N absent files, one at a time and 16 at a time
 //
-// Every run's peak RSS is recorded too (getrusage of the child).
+// Every run's CPU time (user + system) and peak RSS are recorded too
+// (getrusage of the child), and each case's rows end with the 1-minute load
+// average before and after it: on a shared machine the wall time is noise,
+// the CPU time much less so. -ref-name names the reference in the table, so
+// that two ccm builds can be compared (-ref /path/to/other/ccm -ref-name
+// before).
 package main
 
 import (
@@ -28,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -47,6 +53,7 @@ type sample struct {
 func main() {
 	ccmBin := flag.String("ccm", "", "ccm binary (required)")
 	refBin := flag.String("ref", "", "CCM binary to compare with (optional)")
+	refName := flag.String("ref-name", "CCM", "name of the -ref tool in the table (another ccm build, say)")
 	sizes := flag.String("n", "1,2000", "resource counts for warm and converge")
 	runs := flag.Int("runs", 5, "timed runs per case and tool")
 	cases := flag.String("cases", "floor,warm,ensure,apply1,cold,converge", "cases to run")
@@ -65,16 +72,16 @@ func main() {
 	}
 	tools := []tool{{name: "ccm", bin: abs(*ccmBin)}}
 	if *refBin != "" {
-		tools = append(tools, tool{name: "CCM", bin: abs(*refBin), ref: true})
+		tools = append(tools, tool{name: *refName, bin: abs(*refBin), ref: true})
 	}
 	u, err := user.Current()
 	check(err)
 	g, err := user.LookupGroupId(u.Gid)
 	check(err)
 	b := &bench{dir: dir, tools: tools, runs: *runs, user: u.Username, group: g.Name}
-	fmt.Printf("runs per case and tool: %d, interleaved; wall times are median [min–max] seconds, CPU (user+system) and peak RSS are medians\n\n", *runs)
-	fmt.Println("| case | tool | wall (s) | CPU (s) | peak RSS (MiB) | ratio ccm/CCM (wall) |")
-	fmt.Println("|---|---|---:|---:|---:|---:|")
+	fmt.Printf("runs per case and tool: %d, interleaved; wall times are median [min–max] seconds, CPU (user+system) and peak RSS are medians; load is the 1-minute load average before and after the case\n\n", *runs)
+	fmt.Printf("| case | tool | wall (s) | CPU (s) | peak RSS (MiB) | ratio ccm/%s: wall, CPU | load |\n", tools[len(tools)-1].name)
+	fmt.Println("|---|---|---:|---:|---:|---:|---|")
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -171,6 +178,7 @@ func (b *bench) applyArgs(t tool, manifest string) []string {
 // interleave runs each tool's prepare+measure once per round, round after
 // round, and prints the table rows.
 func (b *bench) interleave(name string, prep func(t tool, i int), measure func(t tool, i int) sample) {
+	load0 := loadavg()
 	res := make([][]sample, len(b.tools))
 	for i := range b.runs {
 		for j, t := range b.tools {
@@ -180,7 +188,8 @@ func (b *bench) interleave(name string, prep func(t tool, i int), measure func(t
 			res[j] = append(res[j], measure(t, i))
 		}
 	}
-	var med []time.Duration
+	load := load0 + "–" + loadavg()
+	var med, medCPU []time.Duration
 	for j, t := range b.tools {
 		ws := make([]time.Duration, 0, len(res[j]))
 		cs := make([]time.Duration, 0, len(res[j]))
@@ -195,14 +204,15 @@ func (b *bench) interleave(name string, prep func(t tool, i int), measure func(t
 		slices.Sort(rs)
 		m := ws[len(ws)/2]
 		med = append(med, m)
+		medCPU = append(medCPU, cs[len(cs)/2])
 		ratio := ""
 		if j == 0 && len(b.tools) == 1 {
 			ratio = "–"
 		}
-		fmt.Printf("| %s | %s | %.3f [%.3f–%.3f] | %.3f | %.1f | %s |\n", name, t.name, m.Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds(), cs[len(cs)/2].Seconds(), float64(rs[len(rs)/2])/1024, ratio)
+		fmt.Printf("| %s | %s | %.3f [%.3f–%.3f] | %.3f | %.1f | %s | %s |\n", name, t.name, m.Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds(), cs[len(cs)/2].Seconds(), float64(rs[len(rs)/2])/1024, ratio, load)
 	}
 	if len(med) == 2 {
-		fmt.Printf("| %s | ratio | | | | **%.2f×** |\n", name, med[0].Seconds()/med[1].Seconds())
+		fmt.Printf("| %s | ratio | | | | **%.2f×**, %.2f× | |\n", name, med[0].Seconds()/med[1].Seconds(), medCPU[0].Seconds()/medCPU[1].Seconds())
 	}
 }
 
@@ -285,7 +295,7 @@ func (b *bench) floor(n int) {
 		ws = append(ws, time.Since(t0))
 	}
 	slices.Sort(ws)
-	fmt.Printf("| floor: lstat + read + compare, N=%d | (in process) | %.3f [%.3f–%.3f] | | | |\n", n, ws[len(ws)/2].Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds())
+	fmt.Printf("| floor: lstat + read + compare, N=%d | (in process) | %.3f [%.3f–%.3f] | | | | %s |\n", n, ws[len(ws)/2].Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds(), loadavg())
 
 	ws = ws[:0]
 	for r := range b.runs {
@@ -310,7 +320,55 @@ func (b *bench) floor(n int) {
 		ws = append(ws, time.Since(t0))
 	}
 	slices.Sort(ws)
-	fmt.Printf("| floor: create + write + fsync + rename, N=%d | (in process) | %.3f [%.3f–%.3f] | | | |\n", n, ws[len(ws)/2].Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds())
+	fmt.Printf("| floor: create + write + fsync + rename, N=%d | (in process) | %.3f [%.3f–%.3f] | | | | %s |\n", n, ws[len(ws)/2].Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds(), loadavg())
+	ws = ws[:0]
+	for r := range b.runs {
+		dir := filepath.Join(base, fmt.Sprintf("convpar%d", r))
+		check(os.MkdirAll(dir, 0o755))
+		t0 := time.Now()
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for i := range next {
+					tmp := filepath.Join(dir, fmt.Sprintf(".f%d.txt.tmp", i))
+					f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+					check(err)
+					_, err = f.WriteString(fmt.Sprintf("file %d", i))
+					check(err)
+					check(f.Sync())
+					check(f.Chmod(0o644))
+					check(f.Close())
+					check(os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("f%d.txt", i))))
+				}
+			})
+		}
+		for i := range n {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		d, err := os.Open(dir)
+		check(err)
+		check(d.Sync())
+		check(d.Close())
+		ws = append(ws, time.Since(t0))
+	}
+	slices.Sort(ws)
+	fmt.Printf("| floor: the same, 16 files at a time, N=%d | (in process) | %.3f [%.3f–%.3f] | | | | %s |\n", n, ws[len(ws)/2].Seconds(), ws[0].Seconds(), ws[len(ws)-1].Seconds(), loadavg())
+}
+
+// loadavg is the 1-minute load average ("?" where /proc/loadavg is not).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
 
 func abs(p string) string {

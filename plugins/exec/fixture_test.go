@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -99,16 +100,10 @@ func wantLogs(t *testing.T, h *fakehost.Host, want ...string) {
 
 func noMutation(t *testing.T, dir string, fn func()) {
 	t.Helper()
-	before := fakehost.Snapshot(t, dir)
+	before := fstree.Describe(t, dir)
 	fn()
-	after := fakehost.Snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("noop changed the tree: %v -> %v", before, after)
-	}
-	for p, d := range before {
-		if after[p] != d {
-			t.Fatalf("noop changed %s", p)
-		}
+	if after := fstree.Describe(t, dir); after != before {
+		t.Fatalf("noop changed the tree:\n%s\nwas\n%s", after, before)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/plugins/internal/fakehost"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -168,19 +169,13 @@ func wantError(t *testing.T, got, want string) {
 // saw no mutating call.
 func noMutation(t *testing.T, dir string, h *fakehost.Host, fn func()) {
 	t.Helper()
-	before := fakehost.Snapshot(t, dir)
+	before := fstree.Describe(t, dir)
 	fn()
-	after := fakehost.Snapshot(t, dir)
 	if m := h.Mutations(); len(m) > 0 {
 		t.Fatalf("read-only run made mutating calls %v", m)
 	}
-	for p, d := range before {
-		if after[p] != d {
-			t.Fatalf("read-only run changed %s: %q -> %q", p, d, after[p])
-		}
-	}
-	if len(after) != len(before) {
-		t.Fatalf("read-only run added paths: %d -> %d", len(before), len(after))
+	if after := fstree.Describe(t, dir); after != before {
+		t.Fatalf("read-only run changed the tree:\n%s\nwas\n%s", after, before)
 	}
 }
 

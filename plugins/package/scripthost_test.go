@@ -119,3 +119,7 @@ func (h *scriptHost) done() {
 		h.t.Errorf("expected exec %q was not made", s.argv)
 	}
 }
+
+func (h *scriptHost) Fetch(abi.NetFetchRequest) (abi.NetFetchResponse, error) {
+	return abi.NetFetchResponse{}, &abi.CallError{Code: abi.CodeDenied, Message: "net not granted"}
+}

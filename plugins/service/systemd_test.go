@@ -182,3 +182,7 @@ func (s *systemd) Log(level, message string) {
 }
 
 var _ sdk.Host = (*systemd)(nil)
+
+func (s *systemd) Fetch(abi.NetFetchRequest) (abi.NetFetchResponse, error) {
+	return abi.NetFetchResponse{}, &abi.CallError{Code: abi.CodeDenied, Message: "net not granted"}
+}

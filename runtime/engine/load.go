@@ -142,7 +142,10 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 			types = append(types, id)
 		}
 	}
-	if err := e.opts.Plugins.Preload(ctx, s.pluginCaller(), types); err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
+	resume := pauseGC()
+	err = e.opts.Plugins.Preload(ctx, s.pluginCaller(), types)
+	resume()
+	if err != nil && !errors.Is(err, hostapi.ErrUnknownType) {
 		return nil, fmt.Errorf("%s: loading plugins: %w", s.file, err)
 	}
 

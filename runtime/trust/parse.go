@@ -56,6 +56,11 @@ func DecodeGrantIn(v any, dir string) (Grant, error) {
 			return Grant{}, fmt.Errorf("grant: env entry %q is not NAME, NAME=VALUE or \"*\"", e)
 		}
 	}
+	for _, e := range g.Net {
+		if err := checkNetEntry(e); err != nil {
+			return Grant{}, fmt.Errorf("grant: %w", err)
+		}
+	}
 	for kind, globs := range map[string][]string{"fs_read": g.FSRead, "fs_write": g.FSWrite, "exec": g.Exec} {
 		for i, p := range globs {
 			switch {

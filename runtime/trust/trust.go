@@ -178,20 +178,6 @@ func validGlob(g string) bool {
 	return utf8.ValidString(g) && !strings.ContainsRune(g, utf8.RuneError)
 }
 
-// matchNet matches host[:port] against entries "host", "host:port" or "*".
-func matchNet(entries []string, target string) bool {
-	host := target
-	if i := strings.LastIndexByte(target, ':'); i >= 0 {
-		host = target[:i]
-	}
-	for _, e := range entries {
-		if e == "*" || e == target || e == host {
-			return true
-		}
-	}
-	return false
-}
-
 // Caller is who a plugin call (and every host call it makes) acts for. The
 // host carries it in the call's context, and runs the call in a plugin
 // instance serving only callers with the same Grants and Limits.

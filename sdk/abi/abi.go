@@ -27,7 +27,10 @@ const (
 
 // Capabilities is what a plugin asks for (in PluginInfo) and, with the same
 // shape, what a scope grants. Absent key = nothing. Paths and executables are
-// absolute doublestar globs ("/etc/**"); net entries are host[:port].
+// absolute doublestar globs ("/etc/**"); net entries are "[METHOD ]scheme://host[:port]"
+// ("GET https://*.example.com", "https://releases.example.com:8443"),
+// "host[:port]" (any scheme and method), the NATS targets "nats:obj/B",
+// "nats:kv/B", "nats", or "*" (docs/security.md, "Network").
 type Capabilities struct {
 	FSRead  []string `json:"fs_read,omitempty"`
 	FSWrite []string `json:"fs_write,omitempty"`

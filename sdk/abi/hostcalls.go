@@ -23,6 +23,7 @@ const (
 	CallGroupLookup = "ccm_group_lookup"
 	CallLookup      = "ccm_lookup"
 	CallLog         = "ccm_log"
+	CallNetFetch    = "ccm_net_fetch"
 )
 
 // Error codes of CallError.
@@ -77,6 +78,12 @@ type FSStatResponse struct {
 type FSReadRequest struct {
 	Path     string `json:"path"`
 	MaxBytes int64  `json:"max_bytes,omitempty"` // 0 = host default limit
+	// Chunk reads at most MaxBytes (or the limit) from Offset on, however
+	// large the file: one piece of a file read piece by piece (a short or
+	// empty answer is its end). Without it the whole file is read, and one
+	// larger than the limit is refused (too_large).
+	Chunk  bool  `json:"chunk,omitempty"`
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // FSReadResponse carries the bytes (base64 in JSON).
@@ -95,6 +102,13 @@ type FSWriteRequest struct {
 	Mode    uint32 `json:"mode"`
 	Owner   string `json:"owner,omitempty"` // name or all-digit id
 	Group   string `json:"group,omitempty"`
+	// Part writes a file too large for one request in pieces, within one
+	// plugin call: "first" starts a hidden staging file beside Path with
+	// Content, "next" appends Content, "last" appends Content and then
+	// fsyncs, chowns, chmods and renames it over Path as a whole write
+	// does (Mode, Owner and Group are those of "last"). "" is a whole
+	// write. Source cannot be combined with it.
+	Part string `json:"part,omitempty"`
 }
 
 // FSMkdirRequest creates a directory (with parents when asked), then chmods
@@ -217,6 +231,54 @@ type LookupResponse struct {
 type LogRequest struct {
 	Level   string `json:"level"` // debug, info, warn, error
 	Message string `json:"message"`
+}
+
+// NetFetchRequest asks the host to make one HTTP(S) request: the plugin
+// never opens a socket. The URL, and every redirect before it is followed,
+// must pass the net grant ("METHOD scheme://host:port", docs/security.md,
+// "Network"). TLS is verified against the system's roots. Read-only modes
+// (noop, health checks, ccm_status) refuse the call.
+//
+// With Dest set, a 2xx body streams into that file with the discipline of
+// ccm_fs_write (fs_write on Dest; temp file beside it, fsync, chown, chmod,
+// rename), its sha256 computed on the way; when SHA256 is set and differs,
+// or the body passes MaxBytes, the temp file is removed and Dest is left as
+// it was. Without Dest the body comes back in NetFetchResponse.Body (at
+// most 1 MiB). A non-2xx answer is not an error: Status says it, nothing
+// is written.
+type NetFetchRequest struct {
+	URL    string `json:"url"`
+	Method string `json:"method,omitempty"` // GET (default) or HEAD
+	// Headers are "Name: value" lines added to the request.
+	Headers []string `json:"headers,omitempty"`
+	// Username and Password, when Username is set, send HTTP basic auth.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	Dest     string `json:"dest,omitempty"`
+	Mode     uint32 `json:"mode,omitempty"` // of Dest; 0 = 0644
+	Owner    string `json:"owner,omitempty"`
+	Group    string `json:"group,omitempty"`
+	SHA256   string `json:"sha256,omitempty"` // expected hex sha256 of the body
+	// MaxBytes bounds the body; 0 = the host's limit (1 GiB), larger is
+	// lowered to it.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// TimeoutMS bounds the whole request, body included; 0 = 10 minutes.
+	// Like an exec's timeout it does not eat into the call's call_timeout.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// MaxRedirects bounds the redirects followed; 0 = 10, -1 = none.
+	MaxRedirects int `json:"max_redirects,omitempty"`
+}
+
+// NetFetchResponse is the outcome of a request that got an answer.
+type NetFetchResponse struct {
+	Status int    `json:"status"`
+	URL    string `json:"url"` // the final URL, after redirects, without credentials
+	// Headers are the answer's headers as "Name: value" lines, sorted.
+	Headers []string `json:"headers,omitempty"`
+	Size    int64    `json:"size"`              // body bytes read
+	SHA256  string   `json:"sha256,omitempty"`  // hex sha256 of the body
+	Written bool     `json:"written,omitempty"` // Dest was replaced
+	Body    []byte   `json:"body,omitempty"`
 }
 
 // Empty is the Ok document of calls that return nothing.

@@ -24,7 +24,7 @@ var (
 )
 
 // BuildTags are the tags of the test binary: ccm_testhooks compiles in the
-// host's test-only exec redirect (host/testhooks_on.go), which tests use
+// host's test-only exec redirect (host/hostcall/testhooks_on.go), which tests use
 // to run testdata/fakes/systemctl in place of /usr/bin/systemctl.
 const BuildTags = "ccm_testhooks"
 

@@ -2,6 +2,7 @@ package fakehost
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -37,6 +38,9 @@ type Host struct {
 	Ignore map[string]bool
 	// Data answers Lookup: a dotted path into this map.
 	Data map[string]any
+	// RootCAs, when set, are the roots ccm_net_fetch trusts in place of
+	// the system's (a test server's certificate).
+	RootCAs *x509.CertPool
 
 	mu    sync.Mutex
 	calls []string
@@ -104,6 +108,7 @@ var mutating = map[string]bool{
 	abi.CallFSRemove: true,
 	abi.CallFSChown:  true,
 	abi.CallFSChmod:  true,
+	abi.CallNetFetch: true,
 }
 
 // call records the call, applies Fail and Ignore, and otherwise serves it
@@ -130,7 +135,7 @@ func (h *Host) call(name string, req, resp any) error {
 		Lookup:   h.lookup,
 		Log:      h.log,
 	}
-	r := dispatcher.Call(context.Background(), host.TestCall{Caller: caller, Properties: h.Properties, Info: h.Info, ThirdParty: h.ThirdParty}, name, req)
+	r := dispatcher.Call(context.Background(), host.TestCall{Caller: caller, Properties: h.Properties, Info: h.Info, ThirdParty: h.ThirdParty, RootCAs: h.RootCAs}, name, req)
 	if r.Error != nil {
 		return r.Error
 	}
@@ -189,6 +194,13 @@ func (h *Host) Lookup(path string) (any, bool, error) {
 	var resp abi.LookupResponse
 	err := h.call(abi.CallLookup, abi.LookupRequest{Path: path}, &resp)
 	return resp.Value, resp.Found, err
+}
+
+// Fetch makes an HTTP(S) request through the host's ccm_net_fetch.
+func (h *Host) Fetch(req abi.NetFetchRequest) (abi.NetFetchResponse, error) {
+	var resp abi.NetFetchResponse
+	err := h.call(abi.CallNetFetch, req, &resp)
+	return resp, err
 }
 
 // Log records a line, through the host's ccm_log.

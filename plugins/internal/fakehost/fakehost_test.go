@@ -141,7 +141,7 @@ func TestExecKillsProcessGroupOnTimeout(t *testing.T) {
 }
 
 // TestExecEnvironmentIsExact: exactly the request's environment; a bare
-// name without PATH is looked up in the host's DefaultPath, as in ccm.
+// name without PATH is looked up in hostcall.DefaultPath, as in ccm.
 func TestExecEnvironmentIsExact(t *testing.T) {
 	out, err := (&Host{Info: all}).Exec(abi.ExecRequest{Argv: []string{"env"}, Env: []string{"PATH=/usr/bin:/bin", "A=1"}})
 	if err != nil || out.Stdout != "PATH=/usr/bin:/bin\nA=1\n" {

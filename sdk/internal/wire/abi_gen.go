@@ -55,6 +55,8 @@ func (e *encoder) encodeDoc(v any) bool {
 		o := e.object()
 		o.str("path", v.Path)
 		o.intOmit("max_bytes", int64(v.MaxBytes))
+		o.boolOmit("chunk", v.Chunk)
+		o.intOmit("offset", int64(v.Offset))
 		o.end()
 	case abi.FSWriteRequest:
 		o := e.object()
@@ -64,6 +66,7 @@ func (e *encoder) encodeDoc(v any) bool {
 		o.int("mode", int64(v.Mode))
 		o.strOmit("owner", v.Owner)
 		o.strOmit("group", v.Group)
+		o.strOmit("part", v.Part)
 		o.end()
 	case abi.FSMkdirRequest:
 		o := e.object()
@@ -123,6 +126,22 @@ func (e *encoder) encodeDoc(v any) bool {
 		o := e.object()
 		o.str("level", v.Level)
 		o.str("message", v.Message)
+		o.end()
+	case abi.NetFetchRequest:
+		o := e.object()
+		o.str("url", v.URL)
+		o.strOmit("method", v.Method)
+		o.strsOmit("headers", v.Headers)
+		o.strOmit("username", v.Username)
+		o.strOmit("password", v.Password)
+		o.strOmit("dest", v.Dest)
+		o.intOmit("mode", int64(v.Mode))
+		o.strOmit("owner", v.Owner)
+		o.strOmit("group", v.Group)
+		o.strOmit("sha256", v.SHA256)
+		o.intOmit("max_bytes", int64(v.MaxBytes))
+		o.intOmit("timeout_ms", int64(v.TimeoutMS))
+		o.intOmit("max_redirects", int64(v.MaxRedirects))
 		o.end()
 	default:
 		return false
@@ -292,6 +311,26 @@ func (d *decoder) decodeDoc(v any) (bool, error) {
 				val, err := d.any()
 				v.Value = val
 				return err
+			}
+			return d.skip()
+		})
+	case *abi.NetFetchResponse:
+		return true, d.object("abi.NetFetchResponse", func(k string) error {
+			switch k {
+			case "status":
+				return d.intField(&v.Status)
+			case "url":
+				return d.string(&v.URL)
+			case "headers":
+				return d.strs(&v.Headers)
+			case "size":
+				return d.int64Field(&v.Size)
+			case "sha256":
+				return d.string(&v.SHA256)
+			case "written":
+				return d.bool(&v.Written)
+			case "body":
+				return d.bytes(&v.Body)
 			}
 			return d.skip()
 		})

@@ -422,6 +422,23 @@ func (d *decoder) string(v *string) error {
 	return d.mismatch("string")
 }
 
+// strs decodes an array of strings (null sets *v to nil), as
+// encoding/json would into a []string.
+func (d *decoder) strs(v *[]string) error {
+	var out []string
+	isNull, err := d.array("[]string", func() error {
+		var s string
+		if d.peek() != '"' {
+			return d.mismatch("string")
+		}
+		err := d.string(&s)
+		out = append(out, s)
+		return err
+	})
+	setSlice(v, out, isNull)
+	return err
+}
+
 func (d *decoder) bool(v *bool) error {
 	switch d.peek() {
 	case 'n':

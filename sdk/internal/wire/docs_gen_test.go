@@ -25,6 +25,7 @@ var encodedDocs = []any{
 	abi.GroupLookupRequest{},
 	abi.LookupRequest{},
 	abi.LogRequest{},
+	abi.NetFetchRequest{},
 }
 
 // decodedDocs are the documents the guest receives (gen's list).
@@ -41,5 +42,6 @@ var decodedDocs = []any{
 	abi.UserLookupResponse{},
 	abi.GroupLookupResponse{},
 	abi.LookupResponse{},
+	abi.NetFetchResponse{},
 	abi.Empty{},
 }

@@ -52,6 +52,7 @@ var encoded = []reflect.Type{
 	reflect.TypeFor[abi.GroupLookupRequest](),
 	reflect.TypeFor[abi.LookupRequest](),
 	reflect.TypeFor[abi.LogRequest](),
+	reflect.TypeFor[abi.NetFetchRequest](),
 }
 
 // decoded are the documents the guest receives, in Unmarshal's switch order.
@@ -68,6 +69,7 @@ var decoded = []reflect.Type{
 	reflect.TypeFor[abi.UserLookupResponse](),
 	reflect.TypeFor[abi.GroupLookupResponse](),
 	reflect.TypeFor[abi.LookupResponse](),
+	reflect.TypeFor[abi.NetFetchResponse](),
 	reflect.TypeFor[abi.Empty](),
 }
 
@@ -235,6 +237,8 @@ func (g *gen) decExpr(t reflect.Type) string {
 			g.p(b, "return d.int64Field(&v.%s)", f.name)
 		case ft.Kind() == reflect.Uint32:
 			g.p(b, "return d.uint32Field(&v.%s)", f.name)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String:
+			g.p(b, "return d.strs(&v.%s)", f.name)
 		case ft.Kind() == reflect.Pointer && isAbiStruct(ft.Elem()):
 			g.needDec(ft.Elem())
 			g.p(b, "if isNull, err := d.null(); isNull || err != nil {")

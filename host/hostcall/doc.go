@@ -1,0 +1,42 @@
+// Package hostcall is the OS layer of the plugin host: it serves the ccm_*
+// host calls a plugin makes, and nothing else in ccm touches the operating
+// system on a plugin's behalf. The plugin runtime (package host) loads and
+// calls the plugins, moves documents in and out of their memory and hands
+// each host call's request here with the call's State; this package
+// decodes it, checks it and does the OS work.
+//
+// Every handler (Handlers, the one registration table) decodes its request
+// strictly and then passes allowed (allowed.go), the single check, before
+// any OS work: the execution mode, the plugin's requested capabilities and
+// the caller's grant chain. TestEveryHostCallIsChecked runs each entry of
+// the table and fails unless it went through allowed.
+//
+// # Layout
+//
+//   - handlers.go: State (who a call acts for, its limits, the plugin call
+//     it serves as a Runtime), the Handlers table, strict decoding.
+//   - allowed.go, probe.go: the check, and the rule for execs in read-only
+//     modes (probes).
+//   - paths.go, errors.go: the walk to a path's directory on descriptors;
+//     error codes.
+//   - fsread.go, fschunk.go, fswrite.go, fsparts.go, dirsync.go, mode.go:
+//     the filesystem calls (a read at an offset, a large write in parts);
+//     directory fsyncs put off to the end of the plugin call (DirSyncs).
+//   - net.go: ccm_net_fetch, an HTTP(S) request made by the host under the
+//     net grant, each redirect re-checked, its body written through
+//     fswrite.go's fileWrite.
+//   - exec.go, program.go: ccm_exec (and host.Host.Exec): the program
+//     resolved, opened once (O_PATH) and run from that descriptor, its #!
+//     interpreter checked too; descriptors above 2 made close-on-exec
+//     before each exec (docs/security.md, "Exec").
+//   - ids.go, lookup.go: user and group lookups (NameCache), ccm_lookup and
+//     ccm_log.
+//   - testhooks_on.go / testhooks_off.go: the exec redirect of test builds
+//     (-tags ccm_testhooks); empty in production.
+//
+// # Imports
+//
+// hostcall imports sdk/abi, sdk/shellwords and runtime/trust, and nothing
+// else of ccm: not package host (the runtime imports it, never the other way
+// round), not runtime/hostapi, not the engine.
+package hostcall
