@@ -46,10 +46,12 @@ var syncSlots = make(chan struct{}, syncWorkers)
 // run elsewhere.
 type Pending struct {
 	writes map[string]*pendingWrite // by resolved target path
+	order  []*pendingWrite          // oldest first; completed ones are skipped
 	err    error                    // the first completion that failed
 }
 
 type pendingWrite struct {
+	full    string   // the resolved target path, its key in Pending.writes
 	path    string   // as the plugin named it, for errors
 	dir     *os.File // the target's directory (O_RDONLY), for the lock and the rename
 	dirPath string
@@ -64,13 +66,15 @@ type pendingWrite struct {
 
 // add starts the fsync of a filled write in the background; p takes w over.
 func (p *Pending) add(st *State, full string, w *pendingWrite) {
-	if len(p.writes) >= maxPendingWrites {
-		p.completeAll(st)
+	for len(p.writes) >= maxPendingWrites {
+		p.completeOldest(st)
 	}
 	if p.writes == nil {
 		p.writes = make(map[string]*pendingWrite)
 	}
 	p.writes[full] = w
+	w.full = full
+	p.order = append(p.order, w)
 	w.done = make(chan struct{})
 	go func() {
 		syncSlots <- struct{}{}
@@ -96,16 +100,31 @@ func (p *Pending) complete(st *State, full string) {
 	}
 }
 
-// completeAll completes every pending write (each waits for its fsync,
-// then is renamed into place).
+// completeOldest completes the oldest pending write: the others' fsyncs
+// stay in flight.
+func (p *Pending) completeOldest(st *State) {
+	for len(p.order) > 0 {
+		w := p.order[0]
+		p.order[0] = nil
+		p.order = p.order[1:]
+		if p.writes[w.full] == w {
+			delete(p.writes, w.full)
+			p.finish(st, w)
+			return
+		}
+	}
+}
+
+// completeAll completes every pending write, oldest first (each waits for
+// its fsync, then is renamed into place).
 func (p *Pending) completeAll(st *State) {
 	if p == nil {
 		return
 	}
-	for full, w := range p.writes {
-		delete(p.writes, full)
-		p.finish(st, w)
+	for len(p.writes) > 0 {
+		p.completeOldest(st)
 	}
+	p.order = nil
 }
 
 // Settle completes every pending write and returns the first failure of

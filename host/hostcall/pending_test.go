@@ -170,8 +170,8 @@ func TestPendingWriteFails(t *testing.T) {
 	}
 }
 
-// TestPendingBound: past maxPendingWrites the pending writes are completed
-// before the next one is added.
+// TestPendingBound: past maxPendingWrites the oldest pending write is
+// completed before the next one is added.
 func TestPendingBound(t *testing.T) {
 	t.Parallel()
 	dir := tempDir(t)
@@ -182,8 +182,16 @@ func TestPendingBound(t *testing.T) {
 			t.Fatal(cerr)
 		}
 	}
-	if n := len(st.Pending.writes); n != 5 {
-		t.Fatalf("%d writes pending, want 5", n)
+	if n := len(st.Pending.writes); n != maxPendingWrites {
+		t.Fatalf("%d writes pending, want %d", n, maxPendingWrites)
+	}
+	for i := range 5 {
+		if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d", i))); err != nil || string(b) != "x" {
+			t.Fatalf("f%d, one of the oldest, is not complete: %q %v", i, b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f5")); err == nil {
+		t.Fatal("f5 was completed before the bound asked for it")
 	}
 	if err := st.Pending.Settle(st); err != nil {
 		t.Fatal(err)
