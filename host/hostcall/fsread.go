@@ -32,7 +32,7 @@ func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.Call
 	if l.missing != nil {
 		return abi.FSStatResponse{}, nil
 	}
-	if pw := st.Pending.lookup(l.full()); pw != nil {
+	if pw := st.Pending.lookup(l); pw != nil {
 		return pw.stat(req.Checksum, st.Names), nil
 	}
 	sys, err := lstatAt(l)
@@ -55,7 +55,7 @@ func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.Call
 			if !found {
 				return abi.FSStatResponse{}, nil
 			}
-			if pw := st.Pending.lookup(l.full()); pw != nil {
+			if pw := st.Pending.lookup(l); pw != nil {
 				return pw.stat(req.Checksum, st.Names), nil
 			}
 			if sys, err = lstatAt(l); err != nil {

@@ -74,7 +74,7 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 		return nil, cerr
 	}
 	defer w.close()
-	st.Pending.complete(st, w.l.full()) // a second write of a pending target
+	st.Pending.complete(st, w.l) // a second write of a pending target
 	if st.Pending != nil && req.Source == "" {
 		if cerr := w.owners(st); cerr != nil {
 			return nil, cerr
@@ -196,7 +196,7 @@ func (w *fileWrite) commitLater(st *State) *abi.CallError {
 		dir.Close()
 		return osError("write", w.req.Path, err)
 	}
-	st.Pending.add(st, l.full(), &pendingWrite{
+	st.Pending.add(st, l, &pendingWrite{
 		path: w.req.Path, dir: dir, dirPath: l.dirPath, tmp: tmp, base: l.base,
 		file: f, sys: sys, sum: sha256Hex(w.req.Content),
 	})

@@ -34,7 +34,7 @@ var syncSlots = make(chan struct{}, syncWorkers)
 //
 // Ordering within the call: a stat of a pending target
 // answers from the filled temp file, which is what the rename will put in
-// place; a write of a pending target completes it first; every other
+// place; a write of a pending target completes it first (the target named by its directory's device and inode and its name, so every path to it finds it); every other
 // filesystem call, exec and net fetch completes all pending writes before
 // it runs. When the plugin call returns, Settle completes all of them and
 // reports the first failure, which fails the whole call: no result of the
@@ -45,13 +45,13 @@ var syncSlots = make(chan struct{}, syncWorkers)
 // A Pending is used by one goroutine (the plugin call's); only the fsyncs
 // run elsewhere.
 type Pending struct {
-	writes map[string]*pendingWrite // by resolved target path
+	writes map[string]*pendingWrite // by pendingKey
 	order  []*pendingWrite          // oldest first; completed ones are skipped
 	err    error                    // the first completion that failed
 }
 
 type pendingWrite struct {
-	full    string   // the resolved target path, its key in Pending.writes
+	key     string   // its key in Pending.writes (pendingKey)
 	path    string   // as the plugin named it, for errors
 	dir     *os.File // the target's directory (O_RDONLY), for the lock and the rename
 	dirPath string
@@ -65,17 +65,25 @@ type pendingWrite struct {
 }
 
 // add starts the fsync of a filled write in the background; p takes w over.
-func (p *Pending) add(st *State, full string, w *pendingWrite) {
+// A directory whose identity cannot be read completes the write at once.
+func (p *Pending) add(st *State, l *location, w *pendingWrite) {
+	w.done = make(chan struct{})
+	key, ok := pendingKey(l)
+	if !ok {
+		w.syncErr = w.file.Sync()
+		close(w.done)
+		p.finish(st, w)
+		return
+	}
 	for len(p.writes) >= maxPendingWrites {
 		p.completeOldest(st)
 	}
 	if p.writes == nil {
 		p.writes = make(map[string]*pendingWrite)
 	}
-	p.writes[full] = w
-	w.full = full
+	p.writes[key] = w
+	w.key = key
 	p.order = append(p.order, w)
-	w.done = make(chan struct{})
 	go func() {
 		syncSlots <- struct{}{}
 		w.syncErr = w.file.Sync()
@@ -84,18 +92,36 @@ func (p *Pending) add(st *State, full string, w *pendingWrite) {
 	}()
 }
 
-// lookup is the pending write of the resolved path full, if any.
-func (p *Pending) lookup(full string) *pendingWrite {
-	if p == nil {
-		return nil
+// pendingKey names the target at l by its directory's device and inode
+// and its name there, so every path that resolves to it (through symlinks
+// or another mount of the same directory) finds the pending write.
+func pendingKey(l *location) (string, bool) {
+	if l.missing != nil || l.base == "." {
+		return "", false
 	}
-	return p.writes[full]
+	var sys unix.Stat_t
+	if err := unix.Fstat(l.dir, &sys); err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d:%d/%s", sys.Dev, sys.Ino, l.base), true
 }
 
-// complete completes the pending write of full, if there is one.
-func (p *Pending) complete(st *State, full string) {
-	if w := p.lookup(full); w != nil {
-		delete(p.writes, full)
+// lookup is the pending write of the target at l, if any.
+func (p *Pending) lookup(l *location) *pendingWrite {
+	if p == nil || len(p.writes) == 0 {
+		return nil
+	}
+	key, ok := pendingKey(l)
+	if !ok {
+		return nil
+	}
+	return p.writes[key]
+}
+
+// complete completes the pending write of the target at l, if there is one.
+func (p *Pending) complete(st *State, l *location) {
+	if w := p.lookup(l); w != nil {
+		delete(p.writes, w.key)
 		p.finish(st, w)
 	}
 }
@@ -107,8 +133,8 @@ func (p *Pending) completeOldest(st *State) {
 		w := p.order[0]
 		p.order[0] = nil
 		p.order = p.order[1:]
-		if p.writes[w.full] == w {
-			delete(p.writes, w.full)
+		if p.writes[w.key] == w {
+			delete(p.writes, w.key)
 			p.finish(st, w)
 			return
 		}

@@ -78,6 +78,17 @@ func TestPendingWritesOrdered(t *testing.T) {
 	if !sr.Exists || sr.Type != "file" || sr.Mode != 0o640 || sr.Size != 6 || sr.SHA256 != sha256Hex([]byte("new a\n")) {
 		t.Fatalf("stat of a pending target: %+v", sr)
 	}
+	// The same target through a symlinked directory is the same pending write.
+	if err := os.Symlink(dir, filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	resp, cerr = hcall(t, st, abi.CallFSStat, abi.FSStatRequest{Path: filepath.Join(dir, "alias", "a"), Checksum: true})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if sr := resp.(abi.FSStatResponse); sr.SHA256 != sha256Hex([]byte("new a\n")) {
+		t.Fatalf("stat of a pending target through a symlinked directory: %+v", sr)
+	}
 	write(a, "newer a\n") // completes the first write of a, then pends
 	if got, _ := os.ReadFile(a); string(got) != "new a\n" {
 		t.Fatalf("a second write did not complete the first: a is %q", got)
@@ -101,7 +112,7 @@ func TestPendingWritesOrdered(t *testing.T) {
 	for _, e := range resp.(abi.FSListResponse).Entries {
 		listed = append(listed, e.Name)
 	}
-	if !slices.Equal(listed, []string{"a", "b"}) {
+	if !slices.Equal(listed, []string{"a", "alias", "b"}) {
 		t.Fatalf("list after a pending write: %v (a temp file still there?)", listed)
 	}
 	write(b, "b3\n")
@@ -111,7 +122,7 @@ func TestPendingWritesOrdered(t *testing.T) {
 	if got, _ := os.ReadFile(b); string(got) != "b3\n" {
 		t.Fatalf("Settle did not complete the pending write: b is %q", got)
 	}
-	if got := entries(t, dir); !slices.Equal(got, []string{"a", "b"}) {
+	if got := entries(t, dir); !slices.Equal(got, []string{"a", "alias", "b"}) {
 		t.Fatalf("after Settle: %v", got)
 	}
 }
