@@ -32,15 +32,17 @@ var syncSlots = make(chan struct{}, syncWorkers)
 // stays absent) until the fsynced temp file is renamed over it, so a crash
 // at any point leaves the target old or complete.
 //
-// Ordering within the call: a stat of a pending target
-// answers from the filled temp file, which is what the rename will put in
-// place; a write of a pending target completes it first (the target named by its directory's device and inode and its name, so every path to it finds it); every other
-// filesystem call, exec and net fetch completes all pending writes before
-// it runs. When the plugin call returns, Settle completes all of them and
-// reports the first failure, which fails the whole call: no result of the
-// call reaches the engine until every write it made is durable, and a
-// write that could not be completed fails the call naming its path (the
-// host does not see which resource of a batch made it).
+// Ordering within the call (a target is named by its directory's device
+// and inode and its name, so every path to it finds it): a stat of a
+// pending target answers from the filled temp file, which is what the
+// rename will put in place; a write of a pending target completes it
+// first; every other filesystem call, exec and net fetch completes all
+// pending writes before it runs. When the plugin call returns, Settle
+// completes all of them and reports the first failure, which fails the
+// whole call: no result of the call reaches the engine until every write
+// it made is durable, and a write that could not be completed fails the
+// call naming its path (the host does not see which resource of a batch
+// made it).
 //
 // A Pending is used by one goroutine (the plugin call's); only the fsyncs
 // run elsewhere.
