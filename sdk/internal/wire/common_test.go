@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -36,6 +38,19 @@ func TestCommonKnowsABIKeys(t *testing.T) {
 	}
 	if n < 50 {
 		t.Fatalf("found only %d json tags in sdk/abi; is the regexp stale?", n)
+	}
+	if !slices.IsSortedFunc(commonWords[:], func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	}) {
+		t.Fatal("commonWords is not sorted: common's binary search would miss words")
+	}
+	for _, w := range commonWords {
+		if got, ok := common([]byte(w)); !ok || got != w {
+			t.Errorf("common(%q) = %q, %v", w, got, ok)
+		}
 	}
 	if _, ok := common([]byte("contnet")); ok {
 		t.Fatal(`common("contnet") matched`)
