@@ -392,7 +392,7 @@ func (d *decoder) str() (string, error) {
 // without allocating, any other goes through str. A guest decodes about
 // a dozen keys per resource; in wasm their allocations were a third of a
 // request's decoding. Interning through a map was tried and was slower
-// than allocating (hashing); a switch is comparisons only.
+// than allocating (hashing); common's search is comparisons only.
 func (d *decoder) word() (string, error) {
 	start := d.pos + 1
 	for i := start; i < len(d.data) && i-start <= maxCommon; i++ {
