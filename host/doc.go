@@ -117,8 +117,12 @@
 //     stopped within minutes, not hours. An exec with its own timeout still
 //     moves the deadline.
 //   - A write's directory fsync happens when the plugin call ends, once per
-//     directory (hostcall/dirsync.go); the file's own fsync still comes before its
-//     rename. Results reach the engine only after both.
+//     directory (hostcall/dirsync.go); a whole-content write's own fsync
+//     runs in the background while the guest goes on, and its rename
+//     follows it (hostcall/pending.go). The call settles every pending
+//     write when the guest returns; results reach the engine only after
+//     all are durable, and a write that could not be completed fails the
+//     call.
 //   - User and group names and ids are cached for the Host's lifetime, found
 //     ones only (hostcall/ids.go).
 //

@@ -211,6 +211,7 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	st.kernel = &in.kernel
 	st.Dirs = &hostcall.DirSyncs{}
 	defer st.Dirs.SyncAll()
+	st.Pending = &hostcall.Pending{}
 	p.logTo = st.Log
 	defer func() { p.logTo = nil }()
 	in.stderr.Reset()
@@ -223,6 +224,12 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 		defer p.host.watch(dl, p.typ, export)()
 	}
 	rc, out, err := in.inst.CallWithContext(withCallState(dl.ctx, st), export, input)
+	// Every write of the call is durable (fsynced, renamed; its directory
+	// synced by the deferred SyncAll) before its result is accepted; one
+	// that could not be completed fails the whole call.
+	if serr := st.Pending.Settle(&st.State); serr != nil && err == nil {
+		return nil, fmt.Errorf("plugin for type %q: %s: %w; no result of this call is reported as applied, run it again", p.typ, export, serr)
+	}
 	if err == nil && rc != 0 {
 		err = fmt.Errorf("returned %d without an error message", rc)
 	}

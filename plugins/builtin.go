@@ -13,6 +13,7 @@ import (
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/service.wasm ./service
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/package.wasm ./package
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/archive.wasm ./archive
+//go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/scaffold.wasm ./scaffold
 
 var (
 	//go:embed wasm/file.wasm
@@ -25,6 +26,8 @@ var (
 	packageWasm []byte
 	//go:embed wasm/archive.wasm
 	archiveWasm []byte
+	//go:embed wasm/scaffold.wasm
+	scaffoldWasm []byte
 )
 
 // Modules returns the built-in modules with <type>.wasm at the root, the
@@ -37,11 +40,12 @@ var (
 // 5 % of a 1-resource run's CPU.
 func Modules() fs.FS {
 	return modules{
-		"archive.wasm": archiveWasm,
-		"exec.wasm":    execWasm,
-		"file.wasm":    fileWasm,
-		"package.wasm": packageWasm,
-		"service.wasm": serviceWasm,
+		"archive.wasm":  archiveWasm,
+		"exec.wasm":     execWasm,
+		"file.wasm":     fileWasm,
+		"package.wasm":  packageWasm,
+		"scaffold.wasm": scaffoldWasm,
+		"service.wasm":  serviceWasm,
 	}
 }
 

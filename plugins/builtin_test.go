@@ -172,7 +172,7 @@ func BenchmarkStableFileApply(b *testing.B) {
 // uses, returns the embedded bytes themselves.
 func TestModulesFS(t *testing.T) {
 	fsys := plugins.Modules()
-	want := []string{"exec.wasm", "file.wasm", "package.wasm", "service.wasm"}
+	want := []string{"archive.wasm", "exec.wasm", "file.wasm", "package.wasm", "scaffold.wasm", "service.wasm"}
 	if got, err := fs.Glob(fsys, "*.wasm"); err != nil || !slices.Equal(got, want) {
 		t.Fatalf("Glob = %v, %v; want %v", got, err, want)
 	}

@@ -10,7 +10,9 @@
 // (scripts/check-plugins.sh).
 //
 // This package imports only the standard library (embed, io/fs). The plugin sources import only the sdk,
-// plugins/internal/props and the standard library; plugins/internal/fakehost
+// plugins/internal/props and the standard library, except scaffold, which
+// renders templates in the guest and so also imports Jet
+// (github.com/CloudyKit/jet/v6) and slim-sprig (docs/decisions.md, "Scaffold"); plugins/internal/fakehost
 // is for their tests (a thin adapter over host.TestDispatcher, so plugin
 // tests meet the host's real rules). Apart from that test adapter, nothing
 // here may import host/ or runtime/.

@@ -18,7 +18,13 @@ import (
 func exportStdio() int32 { return 0 }
 
 // The transport owns stdout: what a plugin prints goes to stderr, which the
-// host keeps to explain a crash.
+// host keeps to explain a crash. The *os.File of fd 1 stays referenced:
+// unreachable, its finalizer would close fd 1 at the next garbage
+// collection, and every later write of the transport would fail with EBADF
+// (a plugin allocating enough to collect, such as scaffold rendering a
+// hundred files, failed with "write output to stdout: Bad file number").
+var transportStdout = os.Stdout
+
 func init() { os.Stdout = os.Stderr }
 
 // readStdin reads the export's input from stdin, to EOF.

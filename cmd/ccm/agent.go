@@ -157,9 +157,16 @@ func (o *agentOptions) run(cmd *cobra.Command) error {
 func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *host.Host, reload <-chan struct{}) error {
 	var err error
 	stderr := cmd.ErrOrStderr()
-	if cfg.Registration != "" {
-		fmt.Fprintf(stderr, "ccm: warning: %s: registration is not implemented yet and is ignored (docs/agent.md)\n", o.config)
+	// register_when_stable and registrations() (registration.go).
+	reg := &regHooks{context: cfg.NatsContext, stream: cfg.RegistrationStream, destination: cfg.Registration}
+	if cfg.Registration != "" && o.noNATS {
+		fmt.Fprintf(stderr, "ccm: warning: %s: registration: %s needs NATS; with --no-nats register_when_stable entries are not published\n", o.config, cfg.Registration)
+		reg.destination = ""
 	}
+	if o.noNATS {
+		reg.err = errors.New("ccm agent runs with --no-nats")
+	}
+	defer reg.close()
 	node := o.node
 	if node == "" {
 		node = cfg.Node
@@ -213,6 +220,7 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			return &exitError{exitUsage, err}
 		}
 		defer nc.Close()
+		reg.nc, reg.js = nc, js
 		a.Conn = nc
 		if cfg.PublishResults() {
 			a.JS = js
@@ -290,6 +298,8 @@ func (o *agentOptions) serve(cmd *cobra.Command, cfg *agent.Config, plugins *hos
 			Reporter:        newPrinter(out, useColor("auto", out)),
 			Remote:          remoteHook(fetcher),
 			KVGet:           kvGetHook(fetcher),
+			Register:        reg.registerHook(),
+			Registrations:   reg.lookup,
 			HealthCheckOnly: healthOnly,
 		})
 		res, err := eng.Run(ctx, manifest)

@@ -33,6 +33,7 @@ type applyOptions struct {
 	grantsFile        string
 	hiera             string
 	remote            remoteOptions
+	reg               regFlags // registration.go
 }
 
 func newApplyCommand() *cobra.Command {
@@ -106,6 +107,7 @@ Puppet's convention instead (0 no changes, 2 changes, 4 failures, 6 both).`,
 	f.Var(&o.color, "color", "colour output: auto, always or never (NO_COLOR is honoured)")
 	_ = f.MarkHidden("data-file")
 	o.remote.addFlags(f, true)
+	o.reg.addFlags(f)
 	return cmd
 }
 
@@ -141,6 +143,12 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 	}
 	defer plugins.Close(context.Background())
 
+	reg, err := o.reg.hooks(o.remote.context)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer reg.close()
+
 	out := cmd.OutOrStdout()
 	var reporter engine.Reporter
 	if o.jsonOut || o.render {
@@ -169,6 +177,8 @@ func (o *applyOptions) run(cmd *cobra.Command, path string) error {
 		Diff:               o.diffMode(),
 		Remote:             remoteHook(fetcher),
 		KVGet:              kvGetHook(fetcher),
+		Register:           reg.registerHook(),
+		Registrations:      reg.lookup,
 		RootPin:            o.remote.sha256,
 		// Only --json prints the plugins' state documents.
 		NoState: !o.jsonOut,

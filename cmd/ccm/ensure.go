@@ -66,7 +66,7 @@ and expressions.`,
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg), service (svc) and archive, and api pipe", args[0])}
+			return &exitError{exitUsage, fmt.Errorf("ccm ensure: unknown resource type %q; the types are file, exec, package (pkg), service (svc), archive and scaffold, and api pipe", args[0])}
 		}
 		return cmd.Help()
 	}
@@ -88,22 +88,9 @@ and expressions.`,
 	cmd.AddCommand(newEnsurePackageCommand(g))
 	cmd.AddCommand(newEnsureServiceCommand(g))
 	cmd.AddCommand(newEnsureArchiveCommand(g))
-	cmd.AddCommand(newEnsureUnavailableCommand("scaffold", "NAME [SOURCE] [ENSURE]", "render a directory of templates"))
+	cmd.AddCommand(newEnsureScaffoldCommand(g))
 	cmd.AddCommand(newEnsureAPICommand(g))
 	return cmd
-}
-
-// newEnsureUnavailableCommand is a CCM subcommand whose resource type this
-// version does not have: a clear error instead of "unknown command".
-func newEnsureUnavailableCommand(typ, args, what string) *cobra.Command {
-	return &cobra.Command{
-		Use:                typ + " " + args,
-		Short:              what + " (not available in this version)",
-		DisableFlagParsing: true,
-		RunE: func(*cobra.Command, []string) error {
-			return &exitError{exitUsage, fmt.Errorf("ccm ensure %s is not available in this version: there is no %s resource type yet; the types are file, exec, package and service", typ, typ)}
-		},
-	}
 }
 
 // ensureRun is what one ensure invocation set up: the engine and, with a

@@ -224,7 +224,7 @@ func TestEnsureOtherTypes(t *testing.T) {
 		{name: "archive bad checksum", args: []string{"ensure", "archive", "/tmp/x.tgz", "https://example.com/x.tgz", "--checksum", "abc"}, code: 2,
 			stderr: []string{"archive#/tmp/x.tgz", `checksum "abc" must be a sha256`}},
 		{name: "archive needs FILE URL", args: []string{"ensure", "archive", "/tmp/x.tgz"}, code: 2, stderr: []string{"takes FILE URL"}},
-		{name: "scaffold is not available", args: []string{"ensure", "scaffold", "/tmp/x"}, code: 2, stderr: []string{"not available in this version"}},
+		{name: "scaffold needs a source", args: []string{"ensure", "scaffold", "/tmp/x"}, code: 2, stderr: []string{"scaffold#/tmp/x", "source: the template directory is required"}},
 		{name: "package needs a name", args: []string{"ensure", "pkg"}, code: 2, stderr: []string{"NAME [ENSURE]"}},
 		{name: "package invalid name", args: []string{"ensure", "pkg", "bad name;"}, code: 2, stderr: []string{"package#bad name;"}},
 		{name: "package ensure that is no version", args: []string{"ensure", "pkg", "hello", "sideways"}, code: 2, stderr: []string{"package#hello", `ensure "sideways" is not present, absent, latest or a version`}},

@@ -59,5 +59,6 @@ touch the host only through host calls checked against a capability grant.`,
 	root.AddCommand(newPluginCommand())
 	root.AddCommand(newBundleCommand()) // bundle.go
 	root.AddCommand(newAgentCommand(), newFleetCommand())
+	root.AddCommand(newRegistrationCommand()) // registration.go
 	return root
 }

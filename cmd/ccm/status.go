@@ -21,9 +21,8 @@ import (
 // statusUnsupported are the types whose plugin has no current state to
 // show, with what to do instead (docs/resources.md).
 var statusUnsupported = map[string]string{
-	"exec":     "a command has no state to read; `ccm apply --noop` shows whether it would run",
-	"apply":    "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
-	"scaffold": "use `ccm status file PATH` on the files it renders",
+	"exec":  "a command has no state to read; `ccm apply --noop` shows whether it would run",
+	"apply": "an apply resource is a manifest, not a state; run `ccm apply --noop MANIFEST` to compare it with the host",
 }
 
 func newStatusCommand() *cobra.Command {
@@ -37,9 +36,11 @@ metadata as YAML (JSON with --json). Nothing is changed: the plugin runs with
 a read-only caller, so the host refuses every write and runs only the
 plugin's probe commands.
 
-TYPE is file, package, service, archive or an operator plugin's type; a
-relative file or archive NAME is taken from the current directory. exec,
-apply and scaffold have no state to show.`,
+TYPE is file, package, service, archive, scaffold or an operator plugin's
+type; a relative file or archive NAME is taken from the current directory.
+exec and apply have no state to show; scaffold shows whether its target
+exists and the files in it (comparing them with a source needs the
+manifest: ccm apply --noop).`,
 		Example: `  ccm status file /etc/motd
   ccm status package openssh-server --json
   ccm info service sshd`,

@@ -244,7 +244,7 @@ func TestOperatorPlugins(t *testing.T) {
 			t.Errorf("inspect --json: %+v", p)
 		}
 		res = ccmtest.Run(t, dir, env, "plugin", "inspect", "nosuch")
-		if res.Code != 2 || !strings.Contains(res.Stderr, `resource type "nosuch": unknown resource type: no plugin provides it (plugin types here: archive, exec, file, package, probe, service)`) {
+		if res.Code != 2 || !strings.Contains(res.Stderr, `resource type "nosuch": unknown resource type: no plugin provides it (plugin types here: archive, exec, file, package, probe, scaffold, service)`) {
 			t.Errorf("inspect nosuch: exit %d\n%s", res.Code, res.Stderr)
 		}
 	})

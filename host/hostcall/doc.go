@@ -22,6 +22,20 @@
 //   - fsread.go, fschunk.go, fswrite.go, fsparts.go, dirsync.go, mode.go:
 //     the filesystem calls (a read at an offset, a large write in parts);
 //     directory fsyncs put off to the end of the plugin call (DirSyncs).
+//   - pending.go: whole-content writes whose file fsync runs in the
+//     background, 16 at a time over the process, while the plugin goes on
+//     (Pending). The write is checked, located and its temp file filled,
+//     owner and mode set, at call time as any write; only the fsync and
+//     then the rename, on the descriptors opened at call time, are put
+//     off, so a crash leaves each target old or complete. Within the call
+//     a stat of a pending target answers from the filled temp file (what
+//     the rename puts in place), a write of it completes it first, and
+//     every other filesystem call, exec and net fetch completes all
+//     pending writes before it runs (settled in handlers.go). The runtime
+//     settles the rest when the guest returns, before the directory
+//     fsyncs and before accepting its result; a write that could not be
+//     completed fails the whole call naming its path, since the host does
+//     not see which resource of a batch made it.
 //   - net.go: ccm_net_fetch, an HTTP(S) request made by the host under the
 //     net grant, each redirect re-checked, its body written through
 //     fswrite.go's fileWrite.

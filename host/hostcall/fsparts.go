@@ -25,6 +25,7 @@ func fsWritePart(st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
 	if req.Part != "first" && req.Part != "next" && req.Part != "last" {
 		return nil, invalid("%s %s: part %q is not first, next or last", abi.CallFSWrite, req.Path, req.Part)
 	}
+	st.Pending.completeAll(st)
 	w, cerr := prepareWrite(st, req)
 	if cerr != nil {
 		return nil, cerr

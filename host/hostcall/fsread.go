@@ -32,6 +32,9 @@ func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.Call
 	if l.missing != nil {
 		return abi.FSStatResponse{}, nil
 	}
+	if pw := st.Pending.lookup(l); pw != nil {
+		return pw.stat(req.Checksum, st.Names), nil
+	}
 	sys, err := lstatAt(l)
 	if err == unix.ENOENT {
 		return abi.FSStatResponse{}, nil
@@ -51,6 +54,9 @@ func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.Call
 			}
 			if !found {
 				return abi.FSStatResponse{}, nil
+			}
+			if pw := st.Pending.lookup(l); pw != nil {
+				return pw.stat(req.Checksum, st.Names), nil
 			}
 			if sys, err = lstatAt(l); err != nil {
 				return nil, osError("stat", req.Path, err)

@@ -66,11 +66,24 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 	if req.Part != "" {
 		return fsWritePart(st, req) // fsparts.go
 	}
+	if req.Source != "" {
+		st.Pending.completeAll(st) // the source may be a pending write's target
+	}
 	w, cerr := prepareWrite(st, req)
 	if cerr != nil {
 		return nil, cerr
 	}
 	defer w.close()
+	st.Pending.complete(st, w.l) // a second write of a pending target
+	if st.Pending != nil && req.Source == "" {
+		if cerr := w.owners(st); cerr != nil {
+			return nil, cerr
+		}
+		if cerr := w.commitLater(st); cerr != nil {
+			return nil, cerr
+		}
+		return abi.Empty{}, nil
+	}
 	var src io.Reader // stays a nil interface without a source
 	if req.Source != "" {
 		// Copying a source reveals its content: it needs fs_read on it.
@@ -158,6 +171,69 @@ func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
 	}
 	st.Dirs.add(l.dirPath, dir) // durability of the rename, at the end of the call
 	return nil
+}
+
+// commitLater fills the temp file with req.Content, owner and mode set,
+// under the directory's writers' lock as commit does, and leaves its fsync
+// and rename to st.Pending (pending.go), which keeps the temp file's and
+// the directory's descriptors: the rename happens on them, never on a path
+// resolved again.
+func (w *fileWrite) commitLater(st *State) *abi.CallError {
+	l := w.l
+	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return osError("open directory of", w.req.Path, err)
+	}
+	dir := os.NewFile(uintptr(dfd), l.dirPath)
+	if err := lockDir(dfd); err != nil {
+		dir.Close()
+		return osError("lock directory of", w.req.Path, err)
+	}
+	tmp := tempName(l.base)
+	f, sys, err := fillAt(dfd, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+	_ = unix.Flock(dfd, unix.LOCK_UN)
+	if err != nil {
+		dir.Close()
+		return osError("write", w.req.Path, err)
+	}
+	st.Pending.add(st, l, &pendingWrite{
+		path: w.req.Path, dir: dir, dirPath: l.dirPath, tmp: tmp, base: l.base,
+		file: f, sys: sys, sum: sha256Hex(w.req.Content),
+	})
+	return nil
+}
+
+// fillAt is writeAt without the fsync and the rename: it returns the
+// filled temp file, still open, and its stat.
+func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (*os.File, unix.Stat_t, error) {
+	var sys unix.Stat_t
+	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
+		return nil, sys, errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	}
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, sys, errors.New("create temp file " + tmp + ": " + err.Error())
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(content)
+	if err == nil && (uid != -1 || gid != -1) {
+		err = unix.Fchown(fd, uid, gid)
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, mode)
+	}
+	if err == nil {
+		err = unix.Fstat(fd, &sys)
+	}
+	if err == nil && writeHook != nil {
+		err = writeHook(tmp)
+	}
+	if err != nil {
+		f.Close()
+		_ = unix.Unlinkat(dir, tmp, 0)
+		return nil, sys, err
+	}
+	return f, sys, nil
 }
 
 // tempName is the name of the temp file a write of base fills: hidden,

@@ -50,6 +50,11 @@ type State struct {
 	// Dirs are the directories whose fsync the call puts off to its end;
 	// nil syncs each at once.
 	Dirs *DirSyncs
+	// Pending are the call's writes whose fsync and rename run after the
+	// write call returned (pending.go); nil writes each at once. The
+	// plugin runtime settles them (Pending.Settle) before the call's
+	// result is accepted, and before Dirs.SyncAll.
+	Pending *Pending
 	// Runtime is the plugin call being served; nil when there is none.
 	Runtime Runtime
 	// NetRoots, when set (host.TestDispatcher only), replace the system's
@@ -82,19 +87,28 @@ type Handler func(ctx context.Context, st *State, raw []byte) (any, *abi.CallErr
 func Handlers() map[string]Handler {
 	return map[string]Handler{
 		abi.CallFSStat:      typed(fsStat),
-		abi.CallFSRead:      typed(FSRead),
-		abi.CallFSWrite:     typed(fsWrite),
-		abi.CallFSMkdir:     typed(fsMkdir),
-		abi.CallFSRemove:    typed(fsRemove),
-		abi.CallFSChown:     typed(fsChown),
-		abi.CallFSChmod:     typed(fsChmod),
-		abi.CallFSList:      typed(fsList),
-		abi.CallExec:        typed(execCall),
+		abi.CallFSRead:      settled(typed(FSRead)),
+		abi.CallFSWrite:     typed(fsWrite), // completes what it must itself
+		abi.CallFSMkdir:     settled(typed(fsMkdir)),
+		abi.CallFSRemove:    settled(typed(fsRemove)),
+		abi.CallFSChown:     settled(typed(fsChown)),
+		abi.CallFSChmod:     settled(typed(fsChmod)),
+		abi.CallFSList:      settled(typed(fsList)),
+		abi.CallExec:        settled(typed(execCall)),
 		abi.CallUserLookup:  typed(userLookup),
 		abi.CallGroupLookup: typed(groupLookup),
 		abi.CallLookup:      typed(lookupCall),
 		abi.CallLog:         typed(logCall),
-		abi.CallNetFetch:    typed(netFetch),
+		abi.CallNetFetch:    settled(typed(netFetch)),
+	}
+}
+
+// settled completes the call's pending writes (pending.go) before h: a
+// read, list, exec, ... then sees every write made before it in place.
+func settled(h Handler) Handler {
+	return func(ctx context.Context, st *State, raw []byte) (any, *abi.CallError) {
+		st.Pending.completeAll(st)
+		return h(ctx, st, raw)
 	}
 }
 

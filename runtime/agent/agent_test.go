@@ -51,6 +51,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"manifests: [m.yaml]\njitter: soon\n", "jitter \"soon\""},
 		{"manifests: [m.yaml]\nregistration: carrier-pigeon\n", "want nats or jetstream"},
 		{"manifests: [m.yaml]\nheartbeat: 1ms\n", "at least 1s"},
+		{"manifests: [m.yaml]\nregistration: jetstream\nregistration_stream: a.b\n", "registration_stream \"a.b\""},
 	} {
 		_, err := ParseConfig([]byte(tc.src), "a.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "a.yaml") {

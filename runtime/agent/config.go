@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -46,6 +47,9 @@ type Config struct {
 	TrustedKeys string `yaml:"trusted_keys"` // signer public keys every remote bundle must be signed by
 	Results     *bool  `yaml:"results"`      // publish results to JetStream; default true
 	Heartbeat   string `yaml:"heartbeat"`    // heartbeat period; default 1m, "0" for none
+	// RegistrationStream is the stream register_when_stable publishes to
+	// and registrations() reads; default REGISTRATION (CCM's).
+	RegistrationStream string `yaml:"registration_stream"`
 	// PollInterval: how often http(s) manifests are polled for a change
 	// (conditional GET); default 30s, "0" for never.
 	PollInterval string `yaml:"poll_interval"`
@@ -77,14 +81,15 @@ const (
 // so that a misspelt key is not silently ignored.
 func ParseConfig(src []byte, file string) (*Config, error) {
 	c := &Config{
-		IntervalDuration:  DefaultInterval,
-		CacheDir:          DefaultCacheDir,
-		LogLevel:          "info",
-		NatsContext:       DefaultContext,
-		HeartbeatDuration: DefaultHeartbeat,
-		PollDuration:      DefaultPoll,
-		FactsDuration:     DefaultFacts,
-		ResultsQueue:      DefaultQueue,
+		IntervalDuration:   DefaultInterval,
+		CacheDir:           DefaultCacheDir,
+		LogLevel:           "info",
+		NatsContext:        DefaultContext,
+		HeartbeatDuration:  DefaultHeartbeat,
+		PollDuration:       DefaultPoll,
+		FactsDuration:      DefaultFacts,
+		ResultsQueue:       DefaultQueue,
+		RegistrationStream: "REGISTRATION",
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
@@ -139,6 +144,9 @@ func ParseConfig(src []byte, file string) (*Config, error) {
 	case "", "nats", "jetstream":
 	default:
 		return nil, fmt.Errorf("agent config %s: registration %q: want nats or jetstream", file, c.Registration)
+	}
+	if c.RegistrationStream == "" || strings.ContainsAny(c.RegistrationStream, ".*> \t") {
+		return nil, fmt.Errorf("agent config %s: registration_stream %q: a JetStream stream name (no '.', '*', '>' or spaces)", file, c.RegistrationStream)
 	}
 	return c, nil
 }

@@ -106,7 +106,7 @@ func TestResultsQueuedWhileNATSDown(t *testing.T) {
 // one more run, not one per change.
 func TestHTTPChangeWakesRun(t *testing.T) {
 	var mu sync.Mutex
-	body, notModified := "v1", 0
+	body, served, notModified := "v1", "", 0
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -117,6 +117,7 @@ func TestHTTPChangeWakesRun(t *testing.T) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
+		served = body
 		w.Write([]byte(body))
 	}))
 	defer srv.Close()
@@ -142,23 +143,71 @@ func TestHTTPChangeWakesRun(t *testing.T) {
 		},
 	}
 	stop := runLoop(t, ctx, a)
-	<-started
-	release <- struct{}{}
-	time.Sleep(100 * time.Millisecond) // unchanged polls: 304s, no run
+	// Every wait is bounded by ctx: a missed wake-up fails the test instead
+	// of hanging it.
+	waitStart := func(what string) {
+		t.Helper()
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Fatalf("no run %s", what)
+		}
+	}
+	let := func() {
+		t.Helper()
+		select {
+		case release <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatal("the run was never released")
+		}
+	}
+	waitStart("at start")
+	let()
+	// Unchanged polls are answered 304 and start no run. Wait for two, so
+	// the baseline is known before the body changes, however slow the
+	// machine is.
+	for {
+		mu.Lock()
+		n := notModified
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("only %d conditional GETs answered 304", n)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	select {
 	case <-started:
 		t.Fatal("a run with nothing changed")
 	default:
 	}
 	set("v2")
-	<-started // woken by the change
+	waitStart("after the change") // woken by the change
 	for _, b := range []string{"v3", "v4", "v5"} {
 		set(b)
 		time.Sleep(60 * time.Millisecond) // polled while the run is held
 	}
-	release <- struct{}{}
-	<-started // exactly one more run
-	release <- struct{}{}
+	// The last change must be seen while the run is still held, or it
+	// would rightly start a third run.
+	for {
+		mu.Lock()
+		last := served
+		mu.Unlock()
+		if last == "v5" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the change to v5 was never fetched (last %s)", last)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	let()
+	waitStart("after the burst") // exactly one more run
+	let()
 	select {
 	case <-started:
 		t.Fatal("a third run: the burst was not coalesced")

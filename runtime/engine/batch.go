@@ -48,7 +48,7 @@ func (e *Engine) batch(s scope, p *plan, i int) []*resource {
 }
 
 func batchable(s scope, r *resource) bool {
-	return s.mode() == trust.ModeApply && r.info != nil && r.info.Batch && len(r.src.HealthChecks) == 0
+	return s.mode() == trust.ModeApply && r.info != nil && r.info.Batch && len(r.src.HealthChecks) == 0 && len(r.src.RegisterWhenStable) == 0
 }
 
 func refersTo(r *resource, members map[string]bool) bool {

@@ -52,6 +52,15 @@ type Options struct {
 	// grants (its net grant decides which buckets it may read); nil:
 	// kvGet is not supported.
 	KVGet func(ctx context.Context, bucket, key string, grants trust.Chain) (string, error)
+	// Register publishes one register_when_stable entry, its templates
+	// expanded, for a scope with these grants (docs/registration.md); it
+	// returns a one-line description for the event. nil: no destination
+	// is configured and the event says the entries were not published.
+	// The engine never talks to NATS itself.
+	Register func(ctx context.Context, entry map[string]any, grants trust.Chain) (string, error)
+	// Registrations answers templates' registrations(cluster, protocol,
+	// service, address) for a scope with these grants; nil: not supported.
+	Registrations func(ctx context.Context, cluster, protocol, service, address string, grants trust.Chain) (any, error)
 	// RootPin is the sha256 pin of a remote root manifest (apply --sha256).
 	RootPin string
 }

@@ -122,7 +122,7 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	if err != nil {
 		return nil, err
 	}
-	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), NoEnviron: s.confined(), Dir: s.dir, ReadFile: e.templateReader(ctx, s), KVGet: e.kvGet(ctx, s)})
+	x := template.New(template.Env{Facts: e.opts.Facts, Data: resolved, Environ: s.environ(e.opts.Environ), NoEnviron: s.confined(), Dir: s.dir, ReadFile: e.templateReader(ctx, s), KVGet: e.kvGet(ctx, s), Registrations: e.registrations(ctx, s)})
 	p := &plan{file: s.file, failOnError: doc.FailOnError, data: resolved, x: x, plugins: declared}
 	if p.pre, err = x.String(doc.PreMessage); err != nil {
 		return nil, fmt.Errorf("%s: pre_message: %w", s.file, err)

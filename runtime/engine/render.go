@@ -96,6 +96,8 @@ func (e *Engine) renderResource(p *plan, r *resource) map[string]any {
 	set("provider", r.provider, r.provider != "")
 	set("require", slices.Clone(r.src.Require), len(r.src.Require) > 0)
 	set("subscribe", slices.Clone(r.src.Subscribe), len(r.src.Subscribe) > 0)
+	// Raw: its templates are expanded when the resource is stable.
+	set("register_when_stable", r.src.RegisterWhenStable, len(r.src.RegisterWhenStable) > 0)
 	if c := r.src.Control; c.If != "" || c.Unless != "" {
 		ctl := map[string]any{}
 		set := func(k, v string) {

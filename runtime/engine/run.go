@@ -89,6 +89,7 @@ func (e *Engine) runResource(ctx context.Context, s scope, p *plan, r *resource)
 			ev.Fail(fmt.Sprintf("internal error: %v", v))
 		}
 		ev.Duration = time.Since(start)
+		e.register(ctx, s, p, r, ev)
 		e.record(s, ev)
 	}()
 

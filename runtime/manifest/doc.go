@@ -36,7 +36,10 @@
 //     booleans (`if: true`) keep the text the author wrote;
 //   - YAML timestamps stay strings, application tags (!vault) keep their
 //     text, merge keys (<<) and anchors work, more than one document in a
-//     file is an error, register_when_stable is "not supported yet";
+//     file is an error; register_when_stable entries are kept raw (their
+//     templates are expanded when the resource is stable), their keys
+//     checked and cluster, service, protocol, address and priority
+//     required;
 //   - data annotations are read from the comment block directly above a
 //     key of `data` (yaml.v3 head comments: a blank line followed by a
 //     value ends the block); comments on the key's line, in lists, behind

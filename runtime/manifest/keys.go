@@ -16,6 +16,8 @@ var (
 	hierarchyKeys   = []string{"merge", "order"}
 	controlKeys     = []string{"if", "unless"}
 	healthCheckKeys = []string{"command", "format", "goss_rules", "name", "timeout", "try_sleep", "tries"}
+	// registrationKeys are CCM's register_when_stable entry keys.
+	registrationKeys = []string{"address", "annotations", "cluster", "port", "priority", "protocol", "service", "ttl"}
 )
 
 // unknownKey builds the error for key at a position allowing only allowed,

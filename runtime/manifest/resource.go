@@ -20,6 +20,9 @@ type Resource struct {
 	Require, Subscribe []string // raw "type#name" strings, each valid for ParseRef
 	Control            Control
 	HealthChecks       []HealthCheck
+	// RegisterWhenStable holds the register_when_stable entries, raw
+	// (templates unexpanded), each with its keys checked.
+	RegisterWhenStable []map[string]any
 	// HasSubscribe is true when the subscribe key is present, even empty,
 	// so that types without refresh can reject it.
 	HasSubscribe bool
@@ -232,7 +235,7 @@ func (p *parser) build(typ, name string, line int, defaults, props []pair) (Reso
 		case "health_checks":
 			r.HealthChecks, err = p.healthChecks(kv.value)
 		case "register_when_stable":
-			err = &valueError{line: kv.keyN.Line, err: fmt.Errorf("%w: not supported yet (needs NATS); remove it", ErrInvalid)}
+			r.RegisterWhenStable, err = p.registrations(kv.value)
 		default:
 			r.Properties[kv.key], err = p.d.value(kv.value)
 		}

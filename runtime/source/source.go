@@ -363,6 +363,10 @@ func (f *Fetcher) jetStream() (jetstream.JetStream, error) {
 		return nil, unreachable{err}
 	}
 	f.nc, f.js = nc, js
+	// The connection serves one run: when it drops, close it, so that a
+	// request in flight fails now rather than at the fetch timeout (an
+	// agent runs again once the server is back: agent.CatchUp).
+	nc.SetDisconnectErrHandler(func(c *nats.Conn, _ error) { c.Close() })
 	return js, nil
 }
 

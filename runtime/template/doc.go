@@ -34,8 +34,8 @@
 // (ErrNotFound). jet() and template() share the nesting bound of 10.
 // Expander.Jet is also what the engine uses for ccm.resources_jet_file.
 //
-// kvGet and registrations (NATS) are not supported yet and fail with an
-// error saying so.
+// kvGet and registrations (NATS) are answered by Env.KVGet and
+// Env.Registrations; without them they fail with ErrNotSupported.
 //
 // It must not import other runtime packages, host/ or plugins/: it sees
 // facts and data only as plain values handed to New.

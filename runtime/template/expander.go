@@ -27,6 +27,13 @@ type Env struct {
 	// key-value value as a string, an error for a missing key. nil: kvGet
 	// fails with ErrNotSupported.
 	KVGet func(bucket, key string) (string, error)
+	// Registrations answers registrations(cluster, protocol, service,
+	// address) (CCM's, docs/registration.md): the matching entries, a list
+	// whose items have Cluster, Service, Protocol, Address, Port,
+	// Priority, Annotations and TTL and which has a PrometheusFileSD()
+	// method; the value is passed through as it is. nil: registrations
+	// fails with ErrNotSupported.
+	Registrations func(cluster, protocol, service, address string) (any, error)
 }
 
 // maxDepth bounds template() recursion: a .templ file that includes itself

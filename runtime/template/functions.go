@@ -47,19 +47,41 @@ type hieraEnv struct {
 // a template() nesting depth.
 func (x *Expander) newEnv(depth int) *exprEnv {
 	return &exprEnv{
-		Facts:    x.env.Facts,
-		Data:     x.env.Data,
-		Environ:  x.environ,
-		Lookup:   x.lookupFn,
-		ReadFile: x.readFileFn,
-		File:     x.readFileFn,
-		Template: func(args ...any) (any, error) { return x.templateFn(depth, args) },
-		Jet:      func(args ...any) (any, error) { return x.jetFn(depth, args) },
-		KVGet:    x.kvGetFn,
-		Registrations: func(...any) (any, error) {
-			return nil, fmt.Errorf("registrations: NATS registrations are %w", ErrNotSupported)
-		},
+		Facts:         x.env.Facts,
+		Data:          x.env.Data,
+		Environ:       x.environ,
+		Lookup:        x.lookupFn,
+		ReadFile:      x.readFileFn,
+		File:          x.readFileFn,
+		Template:      func(args ...any) (any, error) { return x.templateFn(depth, args) },
+		Jet:           func(args ...any) (any, error) { return x.jetFn(depth, args) },
+		KVGet:         x.kvGetFn,
+		Registrations: x.registrationsFn,
 	}
+}
+
+// registrationsFn is registrations(cluster, protocol, service, address),
+// with CCM's argument checks; "*" matches anything.
+func (x *Expander) registrationsFn(args ...any) (any, error) {
+	if x.env.Registrations == nil {
+		return nil, fmt.Errorf("registrations: NATS registration lookups are %w here (ccm apply and ccm agent support them; see docs/registration.md)", ErrNotSupported)
+	}
+	if len(args) != 4 {
+		return nil, fmt.Errorf("registrations requires 4 string arguments: cluster, protocol, service, address (\"*\" matches any), got %d", len(args))
+	}
+	var s [4]string
+	for i, a := range args {
+		v, ok := a.(string)
+		if !ok {
+			return nil, fmt.Errorf("registrations argument %d must be a string, not %T", i+1, a)
+		}
+		s[i] = v
+	}
+	v, err := x.env.Registrations(s[0], s[1], s[2], s[3])
+	if err != nil {
+		return nil, fmt.Errorf("registrations: %w", err)
+	}
+	return v, nil
 }
 
 // kvGetFn is kvGet(bucket, key), with CCM's argument checks.

@@ -1,0 +1,2 @@
+#!/bin/sh
+curl -sf http://localhost:[[ data.port ]]/health || exit 1
