@@ -67,12 +67,17 @@ func fsStat(_ context.Context, st *State, req abi.FSStatRequest) (any, *abi.Call
 	resp := statOf(&sys, st.Names)
 	resp.LinkTarget = linkTarget
 	if req.Checksum && sys.Mode&unix.S_IFMT == unix.S_IFREG {
-		f, cerr := openContent(st, l, req.Path, "checksum")
+		// sys is l's lstat of a moment ago: the check openContent makes
+		// before its open. The fstat after the open is made as always.
+		if cerr := contentFile(st, &sys, req.Path, "checksum"); cerr != nil {
+			return nil, cerr
+		}
+		fd, cerr := openChecked(st, l, req.Path, "checksum")
 		if cerr != nil {
 			return nil, cerr
 		}
-		defer f.Close()
-		sum, err := sha256Of(f)
+		sum, err := sha256OfFD(fd)
+		_ = unix.Close(fd)
 		if err != nil {
 			return nil, osError("checksum", req.Path, err)
 		}
@@ -108,20 +113,30 @@ func openContent(st *State, l *location, path, op string) (*os.File, *abi.CallEr
 	} else if cerr := contentFile(st, &sys, path, op); cerr != nil {
 		return nil, cerr
 	}
+	fd, cerr := openChecked(st, l, path, op)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return os.NewFile(uintptr(fd), l.full()), nil
+}
+
+// openChecked is openContent's open and its check after it, for a caller
+// that made the check before it (contentFile of a fresh lstat of l).
+func openChecked(st *State, l *location, path, op string) (int, *abi.CallError) {
 	fd, err := unix.Openat(l.dir, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, osError(op, path, err)
+		return -1, osError(op, path, err)
 	}
 	var sys unix.Stat_t
 	if err := unix.Fstat(fd, &sys); err != nil {
 		_ = unix.Close(fd)
-		return nil, osError(op, path, err)
+		return -1, osError(op, path, err)
 	}
 	if cerr := contentFile(st, &sys, path, op); cerr != nil {
 		_ = unix.Close(fd)
-		return nil, cerr
+		return -1, cerr
 	}
-	return os.NewFile(uintptr(fd), l.full()), nil
+	return fd, nil
 }
 
 func contentFile(st *State, sys *unix.Stat_t, path, op string) *abi.CallError {
@@ -144,16 +159,26 @@ func hardLinkRule(st *State, sys *unix.Stat_t, op, path string) *abi.CallError {
 	return nil
 }
 
-func sha256Of(f *os.File) (string, error) {
+// sha256OfFD hashes what fd reads to its end, reading the fd directly: every stable file's stat
+// hashes it, and an os.File costs an allocation, a finalizer and an
+// attempt to register the fd with the poller (a syscall) for nothing.
+func sha256OfFD(fd int) (string, error) {
 	h := sha256.New()
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
-	// The struct hides File.WriteTo, which would allocate its own 32 KiB
-	// buffer on every call.
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
-		return "", err
+	for {
+		n, err := unix.Read(fd, *buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			return hex.EncodeToString(h.Sum(nil)), nil
+		}
+		h.Write((*buf)[:n])
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // copyBuffers are the buffers sha256Of reads through: every ccm_fs_stat

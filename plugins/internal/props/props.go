@@ -3,6 +3,7 @@ package props
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,26 +15,44 @@ import (
 // for counts as known, so Unknown can name the ones nobody read.
 type Reader struct {
 	props map[string]any
-	known map[string]bool
+	// known is a short list, searched linearly: a type reads about ten
+	// keys, and in the wasm guest a map of them (allocated, hashed and
+	// grown per resource) cost more than every comparison here.
+	known []string
 	errs  []string
 }
 
 // New returns a Reader over props; a nil map reads as empty.
 func New(props map[string]any) *Reader {
-	return &Reader{props: props, known: map[string]bool{}}
+	return &Reader{props: props, known: make([]string, 0, 16)}
+}
+
+func (r *Reader) isKnown(key string) bool {
+	for _, k := range r.known {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Reader) markKnown(key string) {
+	if !r.isKnown(key) {
+		r.known = append(r.known, key)
+	}
 }
 
 // Known marks keys as accepted without reading them (for example "name",
 // which a type takes from the request instead).
 func (r *Reader) Known(keys ...string) {
 	for _, k := range keys {
-		r.known[k] = true
+		r.markKnown(k)
 	}
 }
 
 // Has reports whether key is set to a non-null value.
 func (r *Reader) Has(key string) bool {
-	r.known[key] = true
+	r.markKnown(key)
 	v, ok := r.props[key]
 	return ok && v != nil
 }
@@ -148,7 +167,7 @@ func (r *Reader) IntList(key string) ([]int, bool) {
 func (r *Reader) Unknown() {
 	var unknown []string
 	for k := range r.props {
-		if !r.known[k] {
+		if !r.isKnown(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -163,10 +182,7 @@ func (r *Reader) Unknown() {
 }
 
 func (r *Reader) closest(k string) string {
-	known := make([]string, 0, len(r.known))
-	for name := range r.known {
-		known = append(known, name)
-	}
+	known := slices.Clone(r.known)
 	sort.Strings(known)
 	return suggest.Closest(k, known)
 }

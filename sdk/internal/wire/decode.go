@@ -114,7 +114,7 @@ func (d *decoder) object(want string, field func(key string) error) error {
 		if d.peek() != '"' {
 			return d.syntax("expected a string key")
 		}
-		key, err := d.str()
+		key, err := d.word()
 		if err != nil {
 			return err
 		}
@@ -387,6 +387,29 @@ func (d *decoder) str() (string, error) {
 	}
 }
 
+// word is str for the short, plain strings a guest decodes over and over
+// (object keys, ensure values, modes): one it knows (common) is returned
+// without allocating, any other goes through str. A guest decodes about
+// a dozen keys per resource; in wasm their allocations were a third of a
+// request's decoding. Interning through a map was tried and was slower
+// than allocating (hashing); common's search is comparisons only.
+func (d *decoder) word() (string, error) {
+	start := d.pos + 1
+	for i := start; i < len(d.data) && i-start <= maxCommon; i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			if w, ok := common(d.data[start:i]); ok {
+				d.pos = i + 1
+				return w, nil
+			}
+			return d.str()
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return d.str()
+		}
+	}
+	return d.str()
+}
+
 // hex4 reads four hex digits at data[i:].
 func hex4(data []byte, i int) (rune, bool) {
 	if i < 0 || i+4 > len(data) {
@@ -542,7 +565,7 @@ func (d *decoder) any() (any, error) {
 		})
 		return s, err
 	case c == '"':
-		return d.str()
+		return d.word()
 	case c == 't':
 		return true, d.literal("true")
 	case c == 'f':
