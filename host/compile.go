@@ -60,5 +60,6 @@ func (h *Host) newCompiled(ctx context.Context, wasm []byte, cache wazero.Compil
 	// Compile the module's functions on every core: a cold compile of a Go
 	// guest is most of a first run's time (1.45 s on one core, 0.85 s on two).
 	ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	h.pinKernel(ctx, cache, check)
 	return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, h.hostFuncs)
 }

@@ -30,6 +30,7 @@ type Host struct {
 	sources  []source
 	cacheDir string // "" = no persistent cache
 	cache    wazero.CompilationCache
+	kernel   kernelPins // Extism's kernel kept compiled (kernelpin.go)
 	// stuck is what happens to a built-in call still running stuckGrace
 	// after its context ended (trusted.go); tests replace it.
 	stuck      func(typ, export string, grace time.Duration, cause error)
@@ -211,6 +212,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, p := range plugins {
 		errs = append(errs, p.close(ctx))
 	}
+	errs = append(errs, h.closeKernelPins(ctx))
 	if h.cache != nil {
 		if err := h.cache.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close compilation cache: %w", err))
