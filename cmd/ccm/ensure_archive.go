@@ -36,21 +36,11 @@ invoking user and their primary group.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.runEnsure(cmd, "archive", common, func(facts map[string]any) (map[string]any, error) {
 				p := map[string]any{"name": args[0], "url": args[1], "ensure": "present"}
-				u, ug := invokingUser(facts)
-				o, og, _ := strings.Cut(owner, ":")
-				if o == "" {
-					o = u
+				o, gr, err := ownerGroup(facts, owner, group)
+				if err != nil {
+					return nil, err
 				}
-				switch {
-				case og != "" && group != "" && og != group:
-					return nil, fmt.Errorf("--owner %s and --group %s name different groups; give one", owner, group)
-				case group != "":
-				case og != "":
-					group = og
-				default:
-					group = ug
-				}
-				p["owner"], p["group"] = o, group
+				p["owner"], p["group"] = o, gr
 				for k, v := range map[string]string{"checksum": checksum, "extract_parent": extract, "creates": creates, "username": username, "password": password} {
 					if v != "" {
 						p[k] = v

@@ -104,21 +104,11 @@ are managed (an absent file is created empty).`,
 				f := cmd.Flags()
 				ensure, _ := p["ensure"].(string)
 				if ensure != "absent" {
-					u, ug := invokingUser(facts)
-					o, og, _ := strings.Cut(owner, ":")
-					if o == "" {
-						o = u
+					o, gr, err := ownerGroup(facts, owner, group)
+					if err != nil {
+						return nil, err
 					}
-					switch {
-					case og != "" && group != "" && og != group:
-						return nil, fmt.Errorf("--owner %s and --group %s name different groups; give one", owner, group)
-					case group != "":
-					case og != "":
-						group = og
-					default:
-						group = ug
-					}
-					p["owner"], p["group"] = o, group
+					p["owner"], p["group"] = o, gr
 					if mode == "" {
 						mode = "0644"
 						if ensure == "directory" {
@@ -287,4 +277,25 @@ func newEnsureServiceCommand(g *ensureGroup) *cobra.Command {
 	cmd.MarkFlagsMutuallyExclusive("enable", "disable")
 	common = addCommonFlags(cmd)
 	return cmd
+}
+
+// ownerGroup is the owner and group of an ensured file: --owner USER[:GROUP]
+// and --group, each defaulting to the invoking user's (sudo's caller when
+// run through sudo).
+func ownerGroup(facts map[string]any, owner, group string) (string, string, error) {
+	u, ug := invokingUser(facts)
+	o, og, _ := strings.Cut(owner, ":")
+	if o == "" {
+		o = u
+	}
+	switch {
+	case og != "" && group != "" && og != group:
+		return "", "", fmt.Errorf("--owner %s and --group %s name different groups; give one", owner, group)
+	case group != "":
+	case og != "":
+		group = og
+	default:
+		group = ug
+	}
+	return o, group, nil
 }
