@@ -64,6 +64,7 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 		if len(resp.Results) != len(reqs) {
 			return nil, fmt.Errorf("plugin for type %q: %s returned %d results for %d requests", typ, abi.ExportValidateBatch, len(resp.Results), len(reqs))
 		}
+		tokens(resp.Results, p.handleSerial(st))
 		return resp.Results, nil
 	}
 	out := make([]abi.ValidateResponse, 0, len(reqs))
@@ -72,6 +73,9 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 		var resp abi.ValidateResponse
 		if err := h.exchange(ctx, p, st, req, &resp); err != nil {
 			return nil, err
+		}
+		if resp.Handle != 0 {
+			resp.Handle = token(p.handleSerial(st), resp.Handle)
 		}
 		out = append(out, resp)
 	}
@@ -172,11 +176,8 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 
 // exchange encodes in, calls st.Export, and decodes the output into out.
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
-	data, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.Export, err)
-	}
-	raw, err := p.call(ctx, st, st.Export, data)
+	st.encode = func(serial uint64) ([]byte, error) { return json.Marshal(forInstance(in, serial)) }
+	raw, err := p.call(ctx, st, st.Export, nil)
 	if err != nil {
 		return err
 	}
