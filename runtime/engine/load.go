@@ -50,14 +50,14 @@ type resource struct {
 	info     *abi.PluginInfo // nil for apply
 	props    map[string]any  // name and ensure included; deferred fields raw
 	pending  bool            // some deferred field still holds a template
+	apply    *applySpec      // for type apply
+	// inherit is the plugin table an apply resource's child starts from.
+	inherit pluginTable
 	// handle is the host's token for what the plugin kept when it validated
 	// props (abi.ValidateResponse.Handle), 0 = none; set only when props are
 	// complete (not pending), sent with the resource's one apply request
 	// and cleared then.
 	handle int64
-	apply    *applySpec      // for type apply
-	// inherit is the plugin table an apply resource's child starts from.
-	inherit pluginTable
 }
 
 func (r *resource) ref() string { return r.typ + "#" + r.name }
