@@ -45,13 +45,14 @@ func serve(export string, r Resource, h Host, input []byte) (out []byte, err err
 		}
 		return wire.Marshal(validateOne(r, req))
 	case abi.ExportValidateBatch:
-		var req abi.ValidateBatchRequest
-		if err := decodeInput(export, input, &req); err != nil {
-			return nil, err
-		}
-		resp := abi.ValidateBatchResponse{Results: make([]abi.ValidateResponse, 0, len(req.Requests))}
-		for _, one := range req.Requests {
+		// One request at a time: each one's decoded properties are garbage
+		// once validated (a Preparer keeps only what it parsed).
+		resp := abi.ValidateBatchResponse{Results: []abi.ValidateResponse{}}
+		err := wire.EachValidateRequest(input, func(one abi.ValidateRequest) {
 			resp.Results = append(resp.Results, validateOne(r, one))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("decode %s input: %w", export, err)
 		}
 		return wire.Marshal(resp)
 	case abi.ExportStatus:
