@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -49,34 +51,48 @@ func token(serial uint64, h int64) int64 {
 }
 
 // tokens replaces the guests' handles in resps by tokens of the instance
-// with serial (0: the plugin keeps no handles; every handle is dropped).
-func tokens(resps []abi.ValidateResponse, serial uint64) {
+// with serial (0: the plugin keeps no handles; every handle is dropped), and
+// returns how many it handed out.
+func tokens(resps []abi.ValidateResponse, serial uint64) int {
+	n := 0
 	for i := range resps {
 		if resps[i].Handle != 0 {
 			resps[i].Handle = token(serial, resps[i].Handle)
 		}
+		if resps[i].Handle != 0 {
+			n++
+		}
 	}
+	return n
 }
 
 // forInstance is in as the instance with serial receives it: requests whose
 // token is that instance's carry the guest's handle and no properties; every
 // other token is dropped (serial 0: all of them). in itself is not changed.
-func forInstance(in any, serial uint64) any {
+// sent is how many handles it carries.
+func forInstance(in any, serial uint64) (out any, sent int) {
 	switch v := in.(type) {
 	case abi.Request:
-		return requestFor(v, serial)
+		r := requestFor(v, serial)
+		if r.Handle != 0 {
+			sent++
+		}
+		return r, sent
 	case abi.BatchRequest:
 		if !hasTokens(v.Requests) {
-			return v
+			return v, 0
 		}
 		reqs := make([]abi.Request, len(v.Requests))
 		for i, r := range v.Requests {
 			reqs[i] = requestFor(r, serial)
+			if reqs[i].Handle != 0 {
+				sent++
+			}
 		}
 		v.Requests = reqs
-		return v
+		return v, sent
 	}
-	return in
+	return in, 0
 }
 
 // hasTokens reports whether any request carries a token.
@@ -102,13 +118,48 @@ func requestFor(r abi.Request, serial uint64) abi.Request {
 	return r
 }
 
-// handleSerial is the serial whose tokens a validation call st of p may
-// hand out: its instance's, for a plugin that keeps handles, else 0.
-func (p *plugin) handleSerial(st *callState) uint64 {
+// handOut turns the guest's handles in resps, answered to the validation
+// call st of p, into tokens of the instance that served it (none for a
+// plugin that keeps no handles, or when that instance is gone), and counts
+// them as kept by it until sent.
+func (p *plugin) handOut(st *callState, resps []abi.ValidateResponse) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.info == nil || !p.info.Handles {
-		return 0
+	var in *instance
+	for _, l := range p.live {
+		if l.serial == st.served {
+			in = l
+		}
 	}
-	return st.served
+	if in == nil || p.info == nil || !p.info.Handles {
+		tokens(resps, 0)
+		return
+	}
+	in.kept += tokens(resps, in.serial)
+}
+
+// ForgetHandles discards every instance still keeping a validated resource
+// whose handle was never sent (its resource was skipped, failed before its
+// apply, or ran in a mode that does not apply): a long-lived host (ccm
+// agent, ensure api pipe) would otherwise carry them from run to run until
+// the guest's bound stops it answering handles. The next call of that
+// scope gets a fresh instance; tokens of the discarded one that are still
+// in a caller's hands are dropped as after any recycle, so this is safe
+// while other runs use the host. The engine calls it when a run ends.
+func (h *Host) ForgetHandles(ctx context.Context) {
+	h.mu.Lock()
+	plugins := make([]*plugin, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		plugins = append(plugins, p)
+	}
+	h.mu.Unlock()
+	for _, p := range plugins {
+		p.mu.Lock()
+		for _, in := range slices.Clone(p.live) {
+			if in.kept > 0 {
+				p.discard(ctx, in)
+			}
+		}
+		p.mu.Unlock()
+	}
 }

@@ -235,17 +235,21 @@ func TestForInstance(t *testing.T) {
 		}
 		return string(b)
 	}
-	if got, want := enc(forInstance(withTok, 0)), enc(plain); got != want {
+	only := func(v any, _ int) any { return v }
+	if got, want := enc(only(forInstance(withTok, 0))), enc(plain); got != want {
 		t.Errorf("serial 0:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := enc(forInstance(withTok, 8)), enc(plain); got != want {
+	if got, want := enc(only(forInstance(withTok, 8))), enc(plain); got != want {
 		t.Errorf("another instance:\n%s\nwant\n%s", got, want)
 	}
-	if got := forInstance(withTok, 7).(abi.Request); got.Handle != 3 || got.Properties != nil || got.Name != "/a" {
-		t.Errorf("its instance: %+v", got)
+	if v, sent := forInstance(withTok, 7); sent != 1 || v.(abi.Request).Handle != 3 || v.(abi.Request).Properties != nil || v.(abi.Request).Name != "/a" {
+		t.Errorf("its instance: %+v, %d sent", v, sent)
 	}
 	batch := abi.BatchRequest{Requests: []abi.Request{withTok, plain}, StopOnFailure: true}
-	if got, want := enc(forInstance(batch, 0)), enc(abi.BatchRequest{Requests: []abi.Request{plain, plain}, StopOnFailure: true}); got != want {
+	if v, sent := forInstance(batch, 7); sent != 1 || v.(abi.BatchRequest).Requests[1].Handle != 0 {
+		t.Errorf("batch, its instance: %+v, %d sent", v, sent)
+	}
+	if got, want := enc(only(forInstance(batch, 0))), enc(abi.BatchRequest{Requests: []abi.Request{plain, plain}, StopOnFailure: true}); got != want {
 		t.Errorf("batch, serial 0:\n%s\nwant\n%s", got, want)
 	}
 	if batch.Requests[0].Handle != withTok.Handle {
@@ -258,5 +262,54 @@ func TestForInstance(t *testing.T) {
 		if tok := token(bad.serial, bad.h); tok != 0 {
 			t.Errorf("token(%d, %d) = %d, want 0", bad.serial, bad.h, tok)
 		}
+	}
+}
+
+// TestForgetHandles: at the end of a run, an instance still keeping a
+// validated resource whose handle was never sent is discarded (a long-lived
+// host would carry them from run to run); one whose handles were all used
+// stays; the unsent token then gets the properties, like any after a
+// recycle.
+func TestForgetHandles(t *testing.T) {
+	h := fileHost(t)
+	p, _ := h.plugin("file")
+	serial := func() uint64 {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.cur.serial
+	}
+	c := newHandleCase(t, h)
+	c.validate(t, h)
+	before := serial()
+	c.apply(t, h, trust.ModeApply, true) // all three handles used
+	h.ForgetHandles(context.Background())
+	p.mu.Lock()
+	live := len(p.live)
+	p.mu.Unlock()
+	if live != 1 || serial() != before {
+		t.Fatalf("an instance with no unsent handle was discarded (%d live)", live)
+	}
+
+	c.reset(t)
+	c.validate(t, h)
+	want := c.apply(t, h, trust.ModeApply, false)
+	c.reset(t)
+	c.validate(t, h)
+	two := *c
+	two.reqs, two.tokens = c.reqs[:2], c.tokens[:2]
+	if got := two.apply(t, h, trust.ModeApply, true); !reflect.DeepEqual(got, want[:2]) {
+		t.Fatalf("first two by handle: %+v, want %+v", got, want[:2])
+	}
+	h.ForgetHandles(context.Background())
+	p.mu.Lock()
+	live = len(p.live)
+	p.mu.Unlock()
+	if live != 0 {
+		t.Fatal("the instance keeping an unsent handle (and 3 of the validation without handles) was not discarded")
+	}
+	last := *c
+	last.reqs, last.tokens = c.reqs[2:], c.tokens[2:]
+	if got := last.apply(t, h, trust.ModeApply, true); !reflect.DeepEqual(got, want[2:]) {
+		t.Fatalf("the third after forgetting: %+v, want %+v", got, want[2:])
 	}
 }

@@ -77,6 +77,7 @@ type instance struct {
 	mem    memoryCap   // the memories and the call's cap
 	used   uint64      // plugin.tick when it last served a call
 	serial uint64      // unique in the process, for handles (handles.go)
+	kept   int         // handles it answered that were not sent back yet
 	ended  atomic.Bool // set when a module of it closes (the guest's proc_exit)
 }
 
@@ -213,9 +214,11 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 		if p.info != nil && p.info.Handles && (export == abi.ExportApply || export == abi.ExportApplyBatch) {
 			serial = in.serial
 		}
-		if input, err = st.encode(serial); err != nil {
+		var sent int
+		if input, sent, err = st.encode(serial); err != nil {
 			return nil, fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, export, err)
 		}
+		in.kept -= sent
 	}
 	in.mem.limit.Store(memCap)
 	dl := newDeadline(ctx, st.limits.CallTimeout)

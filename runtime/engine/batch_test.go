@@ -158,6 +158,9 @@ ccm:
 			if f.lastHandle != 5 || len(f.validated) != 2 {
 				t.Errorf("handles made %d, left %d; want 5, 2", f.lastHandle, len(f.validated))
 			}
+			if f.forgot != 1 {
+				t.Errorf("ForgetHandles called %d times at the end of the run, want 1", f.forgot)
+			}
 		})
 	}
 }

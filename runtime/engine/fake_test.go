@@ -37,6 +37,14 @@ type fakePlugins struct {
 	validated  map[int64]map[string]any
 	lastHandle int64
 	handleErrs []string
+	forgot     int // ForgetHandles calls
+}
+
+// ForgetHandles counts the calls (hostapi.HandleForgetter).
+func (f *fakePlugins) ForgetHandles(context.Context) {
+	f.mu.Lock()
+	f.forgot++
+	f.mu.Unlock()
 }
 
 type fakeCall struct {

@@ -83,6 +83,16 @@ type Plugins interface {
 	Close(ctx context.Context) error
 }
 
+// HandleForgetter is implemented by a Plugins that hands out validation
+// handles (Plugins.Validate): ForgetHandles frees what plugins still keep
+// for handles never sent back, which no plan of the run that ends can send
+// any more. The engine calls it when a run, an ensure or a render ends; a
+// token of a concurrent run may stop working (its properties are then sent,
+// as after any instance recycle), never go wrong.
+type HandleForgetter interface {
+	ForgetHandles(ctx context.Context)
+}
+
 // ErrUnknownType is wrapped by Plugins.Info for a type no plugin provides.
 var ErrUnknownType = errors.New("unknown resource type")
 
