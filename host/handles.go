@@ -138,14 +138,23 @@ func (p *plugin) handOut(st *callState, resps []abi.ValidateResponse) {
 	in.kept += tokens(resps, in.serial)
 }
 
-// ForgetHandles discards every instance still keeping a validated resource
-// whose handle was never sent (its resource was skipped, failed before its
-// apply, or ran in a mode that does not apply): a long-lived host (ccm
-// agent, ensure api pipe) would otherwise carry them from run to run until
-// the guest's bound stops it answering handles. The next call of that
-// scope gets a fresh instance; tokens of the discarded one that are still
-// in a caller's hands are dropped as after any recycle, so this is safe
-// while other runs use the host. The engine calls it when a run ends.
+// forgetAt is how many unsent handles an instance may keep across runs
+// before ForgetHandles discards it: a few (a deferred template's load-time
+// validation leaves one per resource, every run) are not worth a new
+// instance each run; thousands are (a health-check-only run of a large
+// manifest leaves all of them).
+var forgetAt = 1024
+
+// ForgetHandles discards every instance keeping at least forgetAt validated
+// resources whose handles were never sent (their resources were skipped,
+// failed before their apply, ran in a mode that does not apply, or were
+// validated again after their deferred templates were expanded): a
+// long-lived host (ccm agent, ensure api pipe) would otherwise carry them
+// from run to run until the guest's bound stops it answering handles. The
+// next call of that scope gets a fresh instance; tokens of the discarded
+// one still in a caller's hands are dropped as after any recycle, so this
+// is safe while other runs use the host. The engine calls it when a run
+// ends.
 func (h *Host) ForgetHandles(ctx context.Context) {
 	h.mu.Lock()
 	plugins := make([]*plugin, 0, len(h.plugins))
@@ -156,7 +165,7 @@ func (h *Host) ForgetHandles(ctx context.Context) {
 	for _, p := range plugins {
 		p.mu.Lock()
 		for _, in := range slices.Clone(p.live) {
-			if in.kept > 0 {
+			if in.kept >= forgetAt {
 				p.discard(ctx, in)
 			}
 		}

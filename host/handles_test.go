@@ -265,12 +265,14 @@ func TestForInstance(t *testing.T) {
 	}
 }
 
-// TestForgetHandles: at the end of a run, an instance still keeping a
-// validated resource whose handle was never sent is discarded (a long-lived
-// host would carry them from run to run); one whose handles were all used
-// stays; the unsent token then gets the properties, like any after a
-// recycle.
+// TestForgetHandles: at the end of a run, an instance keeping forgetAt
+// validated resources whose handles were never sent is discarded (a
+// long-lived host would carry them from run to run); one whose handles were
+// all used, or with fewer unsent, stays; an unsent token then gets the
+// properties, like any after a recycle.
 func TestForgetHandles(t *testing.T) {
+	defer func(n int) { forgetAt = n }(forgetAt)
+	forgetAt = 4
 	h := fileHost(t)
 	p, _ := h.plugin("file")
 	serial := func() uint64 {
@@ -289,6 +291,12 @@ func TestForgetHandles(t *testing.T) {
 	if live != 1 || serial() != before {
 		t.Fatalf("an instance with no unsent handle was discarded (%d live)", live)
 	}
+	c.reset(t)
+	c.validate(t, h) // 3 unsent: fewer than forgetAt
+	h.ForgetHandles(context.Background())
+	if serial() != before {
+		t.Fatal("an instance with fewer than forgetAt unsent handles was discarded")
+	}
 
 	c.reset(t)
 	c.validate(t, h)
@@ -305,7 +313,7 @@ func TestForgetHandles(t *testing.T) {
 	live = len(p.live)
 	p.mu.Unlock()
 	if live != 0 {
-		t.Fatal("the instance keeping an unsent handle (and 3 of the validation without handles) was not discarded")
+		t.Fatal("the instance keeping 7 unsent handles was not discarded")
 	}
 	last := *c
 	last.reqs, last.tokens = c.reqs[2:], c.tokens[2:]
