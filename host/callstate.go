@@ -30,8 +30,7 @@ type callState struct {
 	logs logBudget
 	// encode, when set, makes the call's input once its instance is chosen,
 	// given the serial whose handles that instance may receive (0: none;
-	// handles.go).
-	// It also says how many handles the input carries.
+	// handles.go), and says how many handles the input carries.
 	encode func(serial uint64) (input []byte, handles int, err error)
 	// served is the serial of the instance that served the call.
 	served uint64
