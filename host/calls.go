@@ -172,7 +172,7 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 
 // exchange encodes in, calls st.Export, and decodes the output into out.
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
-	data, err := json.Marshal(in)
+	data, err := encodeInput(in)
 	if err != nil {
 		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.Export, err)
 	}
