@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -180,7 +179,7 @@ func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out a
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := decodeOutput(raw, out); err != nil {
 		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.Export, err)
 	}
 	return nil
