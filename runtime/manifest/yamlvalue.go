@@ -78,6 +78,11 @@ func parseYAMLv3(src []byte, file string) (*yaml.Node, error) {
 // cannot be found it keeps the line yaml puts in its message.
 func syntaxError(file string, src []byte, err error) error {
 	if line, col, msg, ok := locate(src); ok {
+		if n := lineCount(src); line > n {
+			// goccy counts a comment's "\r\n" as two line ends
+			// (FuzzParse/cf12c60edb45dd16): the last line, then.
+			line, col = n, 0
+		}
 		e := &Error{File: file, Line: line, Column: col, Excerpt: excerpt(src, line, col)}
 		lines := strings.Split(string(src), "\n")
 		if hint := yamlHint(msg, lines[min(line, len(lines))-1]); hint != "" {
