@@ -67,6 +67,7 @@ type fastParser struct {
 	lines  []fastLine
 	i      int // current line
 	failed bool
+	depth  int                    // collections open; past maxFastDepth yaml.v3 decides (its own limit)
 	slab   []yaml.Node            // nodes are taken from here, a few hundred at a time
 	plain  map[string]plainScalar // short plain scalars seen: a manifest repeats its keys and values
 }
@@ -140,7 +141,21 @@ func isEntry(s []byte) bool {
 	return len(s) > 0 && s[0] == '-' && (len(s) == 1 || s[1] == ' ')
 }
 
+// maxFastDepth bounds the nesting fastYAML reads, far under yaml.v3's
+// limit of 10 000 levels of indentation, which a document past it meets.
+const maxFastDepth = 1000
+
+// enter counts one more collection open; false past maxFastDepth.
+func (p *fastParser) enter() bool {
+	p.depth++
+	return p.depth <= maxFastDepth
+}
+
 func (p *fastParser) sequence(ind int) *yaml.Node {
+	if !p.enter() {
+		return p.fail()
+	}
+	defer func() { p.depth-- }()
 	l := p.lines[p.i]
 	n := p.newNode(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.no, Column: ind + 1})
 	for !p.failed && p.i < len(p.lines) {
@@ -195,6 +210,10 @@ func (p *fastParser) scalarLine(ind, c int) *yaml.Node {
 }
 
 func (p *fastParser) mapping(ind int) *yaml.Node {
+	if !p.enter() {
+		return p.fail()
+	}
+	defer func() { p.depth-- }()
 	l := p.lines[p.i]
 	n := p.newNode(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.no, Column: ind + 1})
 	for !p.failed && p.i < len(p.lines) {

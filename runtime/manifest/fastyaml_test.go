@@ -80,6 +80,18 @@ func TestFastYAMLMatches(t *testing.T) {
 			t.Errorf("fastYAML read, want it refused:\n%s", s)
 		}
 	}
+	// Deep nesting is yaml.v3's to judge (it has a limit of its own).
+	var deep strings.Builder
+	for i := range maxFastDepth + 1 {
+		deep.WriteString(strings.Repeat(" ", i) + "k:\n")
+	}
+	deep.WriteString(strings.Repeat(" ", maxFastDepth+1) + "k: v\n")
+	if _, ok := fastYAML([]byte(deep.String())); ok {
+		t.Error("fastYAML read a document nested deeper than maxFastDepth")
+	}
+	if !checkFast(t, []byte(strings.SplitAfterN(deep.String(), "\n", maxFastDepth/2)[0]+"  x: y\n")) {
+		t.Error("fastYAML refused a shallow document")
+	}
 	// Parse gives the same document either way.
 	src := []byte(fastAccepted[0])
 	fast, err := Parse(src, "m.yaml")
