@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -172,7 +171,7 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 
 // exchange encodes in, calls st.Export, and decodes the output into out.
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
-	data, err := json.Marshal(in)
+	data, err := encodeInput(in)
 	if err != nil {
 		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.Export, err)
 	}
@@ -180,7 +179,7 @@ func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out a
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := decodeOutput(raw, out); err != nil {
 		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.Export, err)
 	}
 	return nil
