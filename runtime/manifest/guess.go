@@ -12,7 +12,8 @@ import (
 // only the plain block style (`ccm:` at column 0, `resources:` under it,
 // one `- TYPE:` line per item) and returns nil for anything else: JSON,
 // flow style, quoted keys, resources_jet_file, and a ccm.plugins section
-// (a declared plugin may provide a type of the same name). A guess is
+// or a merge key in ccm (a declared plugin may provide a type of the same
+// name). A guess is
 // never trusted: Parse decides what the manifest holds, and a wrong guess
 // only costs the load of a plugin that is not used.
 func GuessTypes(src []byte) []string {
@@ -78,8 +79,8 @@ func GuessTypes(src []byte) []string {
 			continue // inside another key of ccm
 		}
 		switch {
-		case bytes.HasPrefix(content, []byte("plugins:")):
-			return nil
+		case bytes.HasPrefix(content, []byte("plugins:")), bytes.HasPrefix(content, []byte("<<")):
+			return nil // declared plugins, or keys merged from elsewhere
 		case isKeyLine(content, "resources"):
 			inList = true
 		case bytes.HasPrefix(content, []byte("resources:")):

@@ -66,6 +66,7 @@ ccm:
 		{"quoted type", "ccm:\n  resources:\n    - \"file\":\n        - /a: {}\n", nil},
 		{"declared plugins may shadow a type", "ccm:\n  plugins:\n    - path: file.wasm\n  resources:\n    - file:\n        - /a: {}\n", nil},
 		{"plugins after resources", "ccm:\n  resources:\n    - file:\n        - /a: {}\n  plugins:\n    - path: file.wasm\n", nil},
+		{"merged keys may hold plugins", "data:\n  p: &p\n    plugins: []\nccm:\n  <<: *p\n  resources:\n    - file:\n        - /a: {}\n", nil},
 		{"resources_jet_file", "ccm:\n  resources_jet_file: r.jet\n", nil},
 		{"tabs", "ccm:\n\tresources:\n", nil},
 		{"no ccm", "data:\n  a: 1\n", nil},
