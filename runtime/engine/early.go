@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"runtime"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +49,7 @@ func (e *Engine) preloadGuessed(ctx context.Context, s scope, src []byte) *early
 	}
 	l.wg.Go(func() {
 		defer l.done.Store(true)
+		defer trace.StartRegion(ctx, "plugins loaded while the manifest is parsed").End()
 		resume := pauseGC()
 		defer resume()
 		_ = e.opts.Plugins.Preload(ctx, s.pluginCaller(), ids)
