@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -177,14 +176,14 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
 	st.encode = func(serial uint64) ([]byte, int, error) {
 		v, sent := forInstance(in, serial)
-		data, err := json.Marshal(v)
+		data, err := encodeInput(v)
 		return data, sent, err
 	}
 	raw, err := p.call(ctx, st, st.Export, nil)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := decodeOutput(raw, out); err != nil {
 		return fmt.Errorf("plugin for type %q: decode %s output: %w", p.typ, st.Export, err)
 	}
 	return nil

@@ -34,7 +34,13 @@ func dispatch(ctx context.Context, st *callState, table map[string]hostcall.Hand
 	if cerr != nil {
 		return abi.Response{Error: cerr}
 	}
-	b, err := json.Marshal(ok2)
+	var b []byte
+	var err error
+	if sr, isStat := ok2.(abi.FSStatResponse); isStat {
+		b = hostcall.AppendStatResponse(make([]byte, 0, 256), sr) // the most frequent answer
+	} else {
+		b, err = json.Marshal(ok2)
+	}
 	if err != nil {
 		return abi.Response{Error: &abi.CallError{Code: abi.CodeIO, Message: "encode " + call + " response: " + err.Error()}}
 	}

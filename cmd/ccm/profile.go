@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // CCM_CPUPROFILE=FILE writes a CPU profile of the whole process, for
@@ -13,11 +14,16 @@ import (
 // allocation made).
 func startProfile() (stop func()) {
 	cpu := startCPUProfile()
+	tr := startTrace()
 	path := os.Getenv("CCM_MEMPROFILE")
 	if path == "" {
-		return cpu
+		return func() {
+			tr()
+			cpu()
+		}
 	}
 	return func() {
+		tr()
 		cpu()
 		f, err := os.Create(path)
 		if err == nil {
@@ -47,6 +53,31 @@ func startCPUProfile() (stop func()) {
 	}
 	return func() {
 		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// startTrace writes a Go execution trace of the whole process to
+// CCM_TRACE=FILE, to see what runs on which core and when (`go tool trace
+// FILE`): the plugin load beside the manifest's parse, collections, host
+// calls.
+func startTrace() (stop func()) {
+	path := os.Getenv("CCM_TRACE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ccm: warning: CCM_TRACE: %v\n", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintf(os.Stderr, "ccm: warning: CCM_TRACE: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
 		f.Close()
 	}
 }

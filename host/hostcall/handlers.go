@@ -116,6 +116,9 @@ func settled(h Handler) Handler {
 func typed[Req any](fn func(context.Context, *State, Req) (any, *abi.CallError)) Handler {
 	return func(ctx context.Context, st *State, raw []byte) (any, *abi.CallError) {
 		var req Req
+		if sr, ok := any(&req).(*abi.FSStatRequest); ok && decodeStatRequest(raw, sr) {
+			return fn(ctx, st, req) // statjson.go
+		}
 		if cerr := decodeRequest(raw, &req); cerr != nil {
 			return nil, cerr
 		}

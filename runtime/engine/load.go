@@ -92,7 +92,11 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 	if err != nil {
 		return nil, err
 	}
+	// The plugins load on another core while the text is parsed.
+	early := e.preloadGuessed(ctx, s, src)
+	defer early.wait()
 	doc, err := manifest.Parse(src, s.file)
+	early.parsed()
 	if err != nil {
 		return nil, err
 	}
