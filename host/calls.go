@@ -63,6 +63,7 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 		if len(resp.Results) != len(reqs) {
 			return nil, fmt.Errorf("plugin for type %q: %s returned %d results for %d requests", typ, abi.ExportValidateBatch, len(resp.Results), len(reqs))
 		}
+		p.handOut(st, resp.Results)
 		return resp.Results, nil
 	}
 	out := make([]abi.ValidateResponse, 0, len(reqs))
@@ -72,7 +73,9 @@ func (h *Host) Validate(ctx context.Context, caller trust.Caller, typ string, re
 		if err := h.exchange(ctx, p, st, req, &resp); err != nil {
 			return nil, err
 		}
-		out = append(out, resp)
+		one := []abi.ValidateResponse{resp}
+		p.handOut(st, one)
+		out = append(out, one[0])
 	}
 	return out, nil
 }
@@ -171,11 +174,12 @@ func (h *Host) resourceCall(ctx context.Context, caller trust.Caller, export str
 
 // exchange encodes in, calls st.Export, and decodes the output into out.
 func (h *Host) exchange(ctx context.Context, p *plugin, st *callState, in, out any) error {
-	data, err := encodeInput(in)
-	if err != nil {
-		return fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, st.Export, err)
+	st.encode = func(serial uint64) ([]byte, int, error) {
+		v, sent := forInstance(in, serial)
+		data, err := encodeInput(v)
+		return data, sent, err
 	}
-	raw, err := p.call(ctx, st, st.Export, data)
+	raw, err := p.call(ctx, st, st.Export, nil)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,12 @@ type callState struct {
 	kernel *kernelCache
 	// logs is what the call has logged so far, against maxLogBytes.
 	logs logBudget
+	// encode, when set, makes the call's input once its instance is chosen,
+	// given the serial whose handles that instance may receive (0: none;
+	// handles.go), and says how many handles the input carries.
+	encode func(serial uint64) (input []byte, handles int, err error)
+	// served is the serial of the instance that served the call.
+	served uint64
 }
 
 // newCallState is the state of one call of export for a resource of type

@@ -76,6 +76,8 @@ type instance struct {
 	kernel kernelCache // the kernel functions
 	mem    memoryCap   // the memories and the call's cap
 	used   uint64      // plugin.tick when it last served a call
+	serial uint64      // unique in the process, for handles (handles.go)
+	kept   int         // handles it answered that were not sent back yet
 	ended  atomic.Bool // set when a module of it closes (the guest's proc_exit)
 }
 
@@ -204,6 +206,20 @@ func (p *plugin) callLocked(ctx context.Context, st *callState, export string, i
 	p.tick++
 	in.used = p.tick
 	p.cur = in
+	st.served = in.serial
+	if st.encode != nil {
+		// Handles reach only the instance that made them, and only for
+		// the exports that take them.
+		var serial uint64
+		if p.info != nil && p.info.Handles && (export == abi.ExportApply || export == abi.ExportApplyBatch) {
+			serial = in.serial
+		}
+		var sent int
+		if input, sent, err = st.encode(serial); err != nil {
+			return nil, fmt.Errorf("plugin for type %q: encode %s input: %w", p.typ, export, err)
+		}
+		in.kept -= sent
+	}
 	in.mem.limit.Store(memCap)
 	dl := newDeadline(ctx, st.limits.CallTimeout)
 	defer dl.stop()
@@ -318,7 +334,7 @@ func (p *plugin) instanceFor(ctx context.Context, key scopeKey) (*instance, erro
 		}
 		p.discard(ctx, lru)
 	}
-	in := &instance{key: key, stderr: &headBuffer{max: 4 << 10}, stdio: &stdio{}}
+	in := &instance{key: key, stderr: &headBuffer{max: 4 << 10}, stdio: &stdio{}, serial: instanceSerials.Add(1)}
 	// No preopened directories, environment or arguments: the guest reaches
 	// the system only through host calls. Clocks and randomness are real
 	// because the Go runtime wants them and they grant nothing. Stdin and

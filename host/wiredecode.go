@@ -266,7 +266,7 @@ func (s *outputScanner) result(r *abi.Result) bool {
 	return ok
 }
 
-var validateKeys = []string{"errors"}
+var validateKeys = []string{"errors", "handle"}
 
 func (s *outputScanner) validateResult(r *abi.ValidateResponse) bool {
 	f, ok := s.fields(validateKeys)
@@ -275,7 +275,12 @@ func (s *outputScanner) validateResult(r *abi.ValidateResponse) bool {
 		if k, ok = f.next(); !ok || k < 0 {
 			break
 		}
-		r.Errors, ok = s.strs()
+		switch k {
+		case 0:
+			r.Errors, ok = s.strs()
+		case 1:
+			r.Handle, ok = s.integer()
+		}
 	}
 	return ok
 }

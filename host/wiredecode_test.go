@@ -65,6 +65,9 @@ func TestDecodeOutputMatches(t *testing.T) {
 				case 1:
 					res[j].Errors = []string{}
 				}
+				if r.IntN(2) == 0 {
+					res[j].Handle = int64(r.IntN(1 << 20))
+				}
 			}
 			doc, _ = json.Marshal(abi.ValidateBatchResponse{Results: res})
 		}

@@ -104,6 +104,10 @@ func (e *inputEncoder) request(r *abi.Request) {
 	e.flag("diff", r.Diff)
 	e.flag("hide_diff", r.HideDiff)
 	e.flag("after_changes", r.AfterChanges)
+	if r.Handle != 0 {
+		e.str(`,"handle":`)
+		e.b = strconv.AppendInt(e.b, r.Handle, 10)
+	}
 	e.b = append(e.b, '}')
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // fillAll sets every field of the struct v points to: strings from s,
-// bools true, maps from props. A field added to abi.Request that
+// bools true, maps from props, integers 2^33 + 7. A field added to abi.Request that
 // encodeInput does not write makes TestEncodeInputMatches fail.
 func fillAll(t *testing.T, v any, s string, props map[string]any) {
 	rv := reflect.ValueOf(v).Elem()
@@ -25,6 +25,8 @@ func fillAll(t *testing.T, v any, s string, props map[string]any) {
 			f.SetBool(true)
 		case reflect.Map:
 			f.Set(reflect.ValueOf(props))
+		case reflect.Int64:
+			f.SetInt(1<<33 + 7)
 		default:
 			t.Fatalf("%s.%s: a field of kind %s, which the test (and encodeInput) does not know", rv.Type(), rv.Type().Field(i).Name, f.Kind())
 		}
@@ -100,7 +102,7 @@ func TestEncodeInputMatches(t *testing.T) {
 		n := r.IntN(4)
 		reqs, vreqs := make([]abi.Request, n), make([]abi.ValidateRequest, n)
 		for j := range n {
-			reqs[j] = abi.Request{Type: "file", Name: "n", Properties: randomProps(r, 0)}
+			reqs[j] = abi.Request{Type: "file", Name: "n", Properties: randomProps(r, 0), Handle: int64(r.IntN(3))}
 			vreqs[j] = abi.ValidateRequest{Properties: randomProps(r, 0), Provider: "p"}
 		}
 		if i%7 == 0 {

@@ -35,21 +35,24 @@ func serve(export string, r Resource, h Host, input []byte) (out []byte, err err
 			// The SDK is what the plugin was built against, so it knows the ABI.
 			info.ABI = abi.Version
 		}
+		// Handles are the SDK's to keep: it says so for a Preparer only.
+		_, info.Handles = r.(Preparer)
 		return wire.Marshal(info)
 	case abi.ExportValidate:
 		var req abi.ValidateRequest
 		if err := decodeInput(export, input, &req); err != nil {
 			return nil, err
 		}
-		return wire.Marshal(validate(r, req))
+		return wire.Marshal(validateOne(r, req))
 	case abi.ExportValidateBatch:
-		var req abi.ValidateBatchRequest
-		if err := decodeInput(export, input, &req); err != nil {
-			return nil, err
-		}
-		resp := abi.ValidateBatchResponse{Results: make([]abi.ValidateResponse, 0, len(req.Requests))}
-		for _, one := range req.Requests {
-			resp.Results = append(resp.Results, validate(r, one))
+		// One request at a time: each one's decoded properties are garbage
+		// once validated (a Preparer keeps only what it parsed).
+		resp := abi.ValidateBatchResponse{Results: []abi.ValidateResponse{}}
+		err := wire.EachValidateRequest(input, func(one abi.ValidateRequest) {
+			resp.Results = append(resp.Results, validateOne(r, one))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("decode %s input: %w", export, err)
 		}
 		return wire.Marshal(resp)
 	case abi.ExportStatus:
@@ -63,7 +66,7 @@ func serve(export string, r Resource, h Host, input []byte) (out []byte, err err
 		if err := decodeInput(export, input, &req); err != nil {
 			return nil, err
 		}
-		return wire.Marshal(r.Apply(h, req))
+		return wire.Marshal(applyRequest(r, h, req))
 	case abi.ExportApplyBatch:
 		var req abi.BatchRequest
 		if err := decodeInput(export, input, &req); err != nil {
@@ -109,7 +112,7 @@ func applyOne(r Resource, h Host, req abi.Request) (res abi.Result) {
 			res = abi.Result{Error: "plugin panicked in " + abi.ExportApplyBatch + ": " + panicText(p)}
 		}
 	}()
-	return r.Apply(h, req)
+	return applyRequest(r, h, req)
 }
 
 func decodeInput(export string, input []byte, v any) error {

@@ -15,12 +15,27 @@ import (
 // Apply reads state, decides, acts unless noop, and re-checks after a real
 // change. A stable file with content costs one host call.
 func (f *fileType) Apply(h sdk.Host, req abi.Request) abi.Result {
-	res := abi.Result{Provider: providerPosix}
 	s, errs := parse(req.Name, req.Properties, req.Provider)
 	if len(errs) > 0 {
-		res.Error = "invalid properties: " + strings.Join(errs, "; ")
-		return res
+		return abi.Result{Provider: providerPosix, Error: "invalid properties: " + strings.Join(errs, "; ")}
 	}
+	return f.apply(h, req, s)
+}
+
+// ApplyPrepared is Apply for a resource Prepare parsed: its properties are
+// the ones validated, so they are not decoded or parsed again.
+func (f *fileType) ApplyPrepared(h sdk.Host, req abi.Request, prepared any) abi.Result {
+	s, ok := prepared.(*spec)
+	if !ok || s.name != req.Name {
+		// The host pairs a handle with its resource; a mismatch is its bug.
+		return abi.Result{Provider: providerPosix, Error: fmt.Sprintf("the validated resource of this handle is not %s; this is a bug in the host, run again", req.Name)}
+	}
+	return f.apply(h, req, *s)
+}
+
+// apply is Apply once the properties are parsed into s.
+func (f *fileType) apply(h sdk.Host, req abi.Request, s spec) abi.Result {
+	res := abi.Result{Provider: providerPosix}
 	statReq := abi.FSStatRequest{Path: s.name, Checksum: s.ensure == ensurePresent && s.managesData()}
 	st, err := h.Stat(statReq)
 	if err != nil {

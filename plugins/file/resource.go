@@ -24,6 +24,17 @@ func (*fileType) Validate(req abi.ValidateRequest) []string {
 	return errs
 }
 
+// Prepare is Validate keeping the parsed spec, which ApplyPrepared applies
+// when the host refers to this resource by its handle.
+func (*fileType) Prepare(req abi.ValidateRequest) (any, []string) {
+	name, _ := req.Properties["name"].(string)
+	s, errs := parse(name, req.Properties, req.Provider)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &s, nil
+}
+
 // Status reads the path's state with one stat; it never mutates.
 func (*fileType) Status(h sdk.Host, req abi.Request) abi.StatusResponse {
 	resp := abi.StatusResponse{Provider: providerPosix}
@@ -48,4 +59,4 @@ func checkName(name string) []string {
 	return errs
 }
 
-var _ sdk.Resource = (*fileType)(nil)
+var _ sdk.Preparer = (*fileType)(nil)

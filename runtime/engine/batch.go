@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ccm-dev/ccm/runtime/hostapi"
 	"github.com/ccm-dev/ccm/runtime/session"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -145,4 +146,14 @@ func (e *Engine) runBatch(ctx context.Context, s scope, p *plan, rs []*resource)
 		n++
 	}
 	return
+}
+
+// forgetHandles lets the host free what plugins kept for validated
+// resources this run never applied (skipped by control or an unmet
+// requirement, stopped by fail_on_error, run in health-check-only mode):
+// a host that outlives the run (ccm agent) would otherwise keep them.
+func (e *Engine) forgetHandles(ctx context.Context) {
+	if f, ok := e.opts.Plugins.(hostapi.HandleForgetter); ok {
+		f.ForgetHandles(context.WithoutCancel(ctx))
+	}
 }

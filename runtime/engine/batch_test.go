@@ -108,3 +108,59 @@ ccm:
 		t.Errorf("summary = %+v", res.Summary)
 	}
 }
+
+// TestHandles: a resource's apply request carries the handle its plugin
+// returned when it validated exactly the request's properties, once: the
+// load-time validation's for a resource with nothing deferred, the
+// apply-time validation's for one whose deferred template was expanded
+// (never the load-time one, which validated it without that field), in a
+// batch and one by one (noop); a skipped resource's handle is never sent.
+func TestHandles(t *testing.T) {
+	manifest := `
+data:
+  who: world
+ccm:
+  resources:
+    - mark:
+        - a: {value: x}
+        - b: {later: "{{ Data.who }}!"}
+        - c: {control: {if: "false"}}
+        - d: {later: plain}
+`
+	for _, noop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "apply", true: "noop"}[noop], func(t *testing.T) {
+			dir := tree(t, map[string]string{"m.yaml": manifest})
+			f := &fakePlugins{}
+			if _, err := run(t, f, filepath.Join(dir, "m.yaml"), func(o *Options) { o.Noop = noop }); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.handleErrs) > 0 {
+				t.Fatalf("handles misused: %v", f.handleErrs)
+			}
+			if got := f.names(); !slices.Equal(got, []string{"a", "b", "d"}) {
+				t.Fatalf("applied = %v", got)
+			}
+			for _, name := range []string{"a", "b", "d"} {
+				c, _ := f.call(name)
+				if c.req.Handle == 0 {
+					t.Errorf("%s applied without a handle", name)
+				}
+				if c.req.Properties == nil {
+					t.Errorf("%s: the engine must send the properties with the handle (the host decides)", name)
+				}
+			}
+			if b, _ := f.call("b"); b.req.Properties["later"] != "world!" {
+				t.Errorf("b applied with %v", b.req.Properties)
+			}
+			// a, b's load-time validation (later left out), c, d, b's
+			// apply-time validation: 5 handles, 3 used, 2 left (b's first
+			// and c's).
+			if f.lastHandle != 5 || len(f.validated) != 2 {
+				t.Errorf("handles made %d, left %d; want 5, 2", f.lastHandle, len(f.validated))
+			}
+			if f.forgot != 1 {
+				t.Errorf("ForgetHandles called %d times at the end of the run, want 1", f.forgot)
+			}
+		})
+	}
+}

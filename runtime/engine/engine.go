@@ -131,6 +131,7 @@ func (r *Result) Changed() bool { return r.Summary.Changed > 0 }
 // manifest could not be loaded and nothing was changed (exit status 2);
 // resource failures are in the Result (exit status 1).
 func (e *Engine) Run(ctx context.Context, path string) (*Result, error) {
+	defer e.forgetHandles(ctx)
 	root, err := e.rootScope(ctx, path, true)
 	if err != nil {
 		return nil, err

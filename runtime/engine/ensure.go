@@ -43,6 +43,7 @@ const ensureFile = "<ensure>"
 // bad value) and nothing ran. A resource that ran and failed returns its
 // event with Failed set and a nil error.
 func (e *Engine) Ensure(ctx context.Context, req EnsureRequest) (*session.Event, error) {
+	defer e.forgetHandles(ctx)
 	switch {
 	case req.Type == "":
 		return nil, fmt.Errorf("%w: type is required", ErrInvalidRequest)

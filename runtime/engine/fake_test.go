@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -29,6 +31,20 @@ type fakePlugins struct {
 	// registered are the plugins Register loaded, by id. A fake plugin
 	// file holds its PluginInfo as JSON; it then behaves like mark.
 	registered map[string]abi.PluginInfo
+	// validated are the properties each handle Validate returned was given
+	// (as a host's token stands for them); Apply checks a request's handle
+	// against them and forgets it, noting misuse in handleErrs.
+	validated  map[int64]map[string]any
+	lastHandle int64
+	handleErrs []string
+	forgot     int // ForgetHandles calls
+}
+
+// ForgetHandles counts the calls (hostapi.HandleForgetter).
+func (f *fakePlugins) ForgetHandles(context.Context) {
+	f.mu.Lock()
+	f.forgot++
+	f.mu.Unlock()
 }
 
 type fakeCall struct {
@@ -107,6 +123,16 @@ func (f *fakePlugins) Validate(_ context.Context, _ trust.Caller, _ string, reqs
 				out[i].Errors = append(out[i].Errors, "unknown property "+k)
 			}
 		}
+		if len(out[i].Errors) == 0 {
+			f.mu.Lock()
+			f.lastHandle++
+			if f.validated == nil {
+				f.validated = map[int64]map[string]any{}
+			}
+			f.validated[f.lastHandle] = maps.Clone(r.Properties)
+			out[i].Handle = f.lastHandle
+			f.mu.Unlock()
+		}
 	}
 	return out, nil
 }
@@ -119,6 +145,16 @@ func (f *fakePlugins) Apply(_ context.Context, c trust.Caller, req abi.Request) 
 	req = c.Mode.Request(req) // as the host does: the mode travels in the caller
 	f.mu.Lock()
 	f.calls = append(f.calls, fakeCall{c, req})
+	if req.Handle != 0 {
+		want, ok := f.validated[req.Handle]
+		switch {
+		case !ok:
+			f.handleErrs = append(f.handleErrs, fmt.Sprintf("%s: handle %d unknown or used twice", req.Name, req.Handle))
+		case !reflect.DeepEqual(want, req.Properties):
+			f.handleErrs = append(f.handleErrs, fmt.Sprintf("%s: handle %d validated %v, applied with %v", req.Name, req.Handle, want, req.Properties))
+		}
+		delete(f.validated, req.Handle)
+	}
 	f.mu.Unlock()
 	res := abi.Result{FinalEnsure: "present"}
 	if req.Properties["changed"] == true || req.Refresh {

@@ -53,6 +53,11 @@ type resource struct {
 	apply    *applySpec      // for type apply
 	// inherit is the plugin table an apply resource's child starts from.
 	inherit pluginTable
+	// handle is the host's token for what the plugin kept when it validated
+	// props (abi.ValidateResponse.Handle), 0 = none; set only when props are
+	// complete (not pending), sent with the resource's one apply request
+	// and cleared then.
+	handle int64
 }
 
 func (r *resource) ref() string { return r.typ + "#" + r.name }
@@ -324,8 +329,13 @@ func (e *Engine) validate(ctx context.Context, s scope, p *plan) []error {
 			continue
 		}
 		for i, r := range rs {
-			if i < len(resps) && len(resps[i].Errors) > 0 {
+			switch {
+			case i >= len(resps):
+			case len(resps[i].Errors) > 0:
 				errs = append(errs, p.where(r, "%s", strings.Join(resps[i].Errors, "; ")))
+			case !r.pending:
+				// What was validated is what apply sends (validationProps).
+				r.handle = resps[i].Handle
 			}
 		}
 	}

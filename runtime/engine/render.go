@@ -27,6 +27,7 @@ type Rendered struct {
 // order a run would reach them. Nothing is applied. A child that cannot be
 // loaded is an error here, since the point is to show what would run.
 func (e *Engine) Render(ctx context.Context, path string) ([]Rendered, error) {
+	defer e.forgetHandles(ctx)
 	root, err := e.rootScope(ctx, path, true)
 	if err != nil {
 		return nil, err

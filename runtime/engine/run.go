@@ -154,9 +154,11 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 		return req, true
 	}
 
-	props := r.props
+	// A handle goes with one request at most (the plugin forgets it then).
+	props, handle := r.props, r.handle
+	r.handle = 0
 	if r.pending {
-		if props, err = e.expandDeferred(ctx, s, p, r); err != nil {
+		if props, handle, err = e.expandDeferred(ctx, s, p, r); err != nil {
 			ev.Fail(err.Error())
 			return req, true
 		}
@@ -194,6 +196,9 @@ func (e *Engine) prepare(ctx context.Context, s scope, p *plan, r *resource, ev 
 		// In noop, a plugin predicts failures from the host's state until
 		// a resource of another type would have changed it.
 		AfterChanges: s.noop && e.changedOtherThan(r.typ),
+		// What the plugin kept when it validated exactly props; the host
+		// sends it instead of props only to the instance that kept it.
+		Handle: handle,
 	}, false
 }
 
@@ -293,8 +298,9 @@ func (e *Engine) managed(p *plan, r *resource) (bool, error) {
 	return true, nil
 }
 
-// expandDeferred renders the deferred fields and validates the result.
-func (e *Engine) expandDeferred(ctx context.Context, s scope, p *plan, r *resource) (map[string]any, error) {
+// expandDeferred renders the deferred fields and validates the result. It
+// returns the properties and the validation's handle to them (0: none).
+func (e *Engine) expandDeferred(ctx context.Context, s scope, p *plan, r *resource) (map[string]any, int64, error) {
 	props := maps.Clone(r.props)
 	for _, k := range r.info.Deferred {
 		v, ok := props[k]
@@ -303,21 +309,25 @@ func (e *Engine) expandDeferred(ctx context.Context, s scope, p *plan, r *resour
 		}
 		out, err := p.x.Expand(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", p.line(r), k, err)
+			return nil, 0, fmt.Errorf("%s: %s: %w", p.line(r), k, err)
 		}
 		props[k] = out
 	}
 	if problems := e.schemaProblems(r, props); len(problems) > 0 {
-		return nil, fmt.Errorf("invalid after template expansion: %s", join(problems))
+		return nil, 0, fmt.Errorf("invalid after template expansion: %s", join(problems))
 	}
 	resps, err := e.opts.Plugins.Validate(ctx, s.pluginCaller(), r.plugin, []abi.ValidateRequest{{Properties: props, Provider: r.provider}})
 	if err != nil {
-		return nil, fmt.Errorf("validating: %w", err)
+		return nil, 0, fmt.Errorf("validating: %w", err)
 	}
 	if len(resps) == 1 && len(resps[0].Errors) > 0 {
-		return nil, fmt.Errorf("invalid after template expansion: %s", join(resps[0].Errors))
+		return nil, 0, fmt.Errorf("invalid after template expansion: %s", join(resps[0].Errors))
 	}
-	return props, nil
+	var handle int64
+	if len(resps) == 1 {
+		handle = resps[0].Handle
+	}
+	return props, handle, nil
 }
 
 // unmet returns the requirements that block a resource: their latest event

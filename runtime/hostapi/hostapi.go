@@ -51,6 +51,12 @@ type Plugins interface {
 	// outside bundle, or an empty pin, is refused.
 	RegisterBundled(ctx context.Context, caller trust.Caller, file, bundle, wantSHA256 string) (id string, info abi.PluginInfo, err error)
 	// Validate runs ccm_validate for many resources of one type at once.
+	// A response's Handle, when not 0, is an opaque token for what the
+	// plugin kept of that valid resource: give it back in the Handle of the
+	// resource's one Apply or ApplyBatch request when, and only when, that
+	// request's Properties are exactly the ones validated (the host then
+	// sends the token instead of them, to the instance that kept it only,
+	// and the properties otherwise). Never send a token twice.
 	Validate(ctx context.Context, caller trust.Caller, typ string, reqs []abi.ValidateRequest) ([]abi.ValidateResponse, error)
 	// Status runs ccm_status with a read-only caller.
 	Status(ctx context.Context, caller trust.Caller, req abi.Request) (abi.StatusResponse, error)
@@ -75,6 +81,16 @@ type Plugins interface {
 	ReadFile(ctx context.Context, caller trust.Caller, path string) ([]byte, error)
 	// Close releases every instance and compiled module.
 	Close(ctx context.Context) error
+}
+
+// HandleForgetter is implemented by a Plugins that hands out validation
+// handles (Plugins.Validate): ForgetHandles frees what plugins still keep
+// for handles never sent back, which no plan of the run that ends can send
+// any more. The engine calls it when a run, an ensure or a render ends; a
+// token of a concurrent run may stop working (its properties are then sent,
+// as after any instance recycle), never go wrong.
+type HandleForgetter interface {
+	ForgetHandles(ctx context.Context)
 }
 
 // ErrUnknownType is wrapped by Plugins.Info for a type no plugin provides.

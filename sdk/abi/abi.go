@@ -81,7 +81,14 @@ type PluginInfo struct {
 	// unless). A built-in plugin may run them as probes (ExecRequest.Probe)
 	// in read-only modes, as Puppet does; a third-party plugin's guards are
 	// not honoured (its probes need the grant's probe_exec).
-	Guards           []string        `json:"guards,omitempty"`
+	Guards []string `json:"guards,omitempty"`
+	// Handles says the plugin keeps what it parsed of each valid resource
+	// it validates and answers it with a handle (ValidateResponse.Handle),
+	// so that the host may apply that resource by its handle instead of
+	// sending its properties again (Request.Handle). The Go SDK sets it for
+	// a Resource that implements sdk.Preparer. A plugin that leaves it off
+	// never sees a handle.
+	Handles          bool            `json:"handles,omitempty"`
 	PropertiesSchema json.RawMessage `json:"properties_schema,omitempty"`
 	Capabilities     Capabilities    `json:"capabilities"`
 }
@@ -97,6 +104,11 @@ type ValidateRequest struct {
 // ValidateResponse lists every problem found; empty means valid.
 type ValidateResponse struct {
 	Errors []string `json:"errors"`
+	// Handle names what the plugin kept of this valid resource, for a
+	// plugin whose PluginInfo.Handles is set (0 = nothing kept). It is good
+	// once, for one ccm_apply or ccm_apply_batch request of the same plugin
+	// instance (Request.Handle); the plugin may forget it after that call.
+	Handle int64 `json:"handle,omitempty"`
 }
 
 // ValidateBatchRequest validates many resources in one call.
@@ -140,6 +152,14 @@ type Request struct {
 	// from the host's current state (a missing user, program or directory),
 	// which that change may have provided.
 	AfterChanges bool `json:"after_changes,omitempty"`
+	// Handle, in ccm_apply and ccm_apply_batch only, refers to a resource
+	// the same plugin instance validated in this run (a
+	// ValidateResponse.Handle): its properties are exactly the ones
+	// validated, so the host leaves Properties out and the plugin applies
+	// what it kept. Sent only to a plugin whose PluginInfo.Handles is set,
+	// at most once per handle; a plugin that does not know the handle
+	// fails the resource. 0 = none: Properties are complete.
+	Handle int64 `json:"handle,omitempty"`
 }
 
 // Result is the output of ccm_apply. A plugin verifies convergence itself

@@ -49,6 +49,35 @@ func Unmarshal(data []byte, v any) error {
 	return err
 }
 
+// EachValidateRequest decodes a ccm_validate_batch input (an
+// abi.ValidateBatchRequest) one request at a time, calling each with every
+// request as soon as it is decoded, in order. Unmarshal would hold every
+// request's decoded properties at once (for 10 000 resources, megabytes of
+// a guest's memory, which never shrinks); validated one by one, each is
+// garbage once its validation returns. Input errors are Unmarshal's; the
+// requests before the error have been passed to each.
+func EachValidateRequest(data []byte, each func(abi.ValidateRequest)) error {
+	d := &decoder{data: data}
+	err := d.object("abi.ValidateBatchRequest", func(k string) error {
+		if k != "requests" {
+			return d.skip()
+		}
+		_, err := d.array("[]abi.ValidateRequest", func() error {
+			var r abi.ValidateRequest
+			if err := d.decValidateRequest(&r); err != nil {
+				return err
+			}
+			each(r)
+			return nil
+		})
+		return err
+	})
+	if err == nil {
+		err = d.end()
+	}
+	return err
+}
+
 // UnmarshalResponse decodes a host call's abi.Response document in one pass:
 // the value of "ok" straight into ok (a pointer Unmarshal accepts; nil skips
 // it), "error" into the returned CallError. Unmarshal into an abi.Response

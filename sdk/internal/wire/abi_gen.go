@@ -21,6 +21,7 @@ func (e *encoder) encodeDoc(v any) bool {
 		o.strOmit("lock", v.Lock)
 		o.strsOmit("deferred", v.Deferred)
 		o.strsOmit("guards", v.Guards)
+		o.boolOmit("handles", v.Handles)
 		o.rawOmit("properties_schema", v.PropertiesSchema)
 		o.key("capabilities").encCapabilities(v.Capabilities)
 		o.end()
@@ -356,6 +357,7 @@ func (e *encoder) encCapabilities(v abi.Capabilities) {
 func (e *encoder) encValidateResponse(v abi.ValidateResponse) {
 	o := e.object()
 	o.strs("errors", v.Errors)
+	o.intOmit("handle", int64(v.Handle))
 	o.end()
 }
 
@@ -413,6 +415,8 @@ func (d *decoder) decRequest(v *abi.Request) error {
 			return d.bool(&v.HideDiff)
 		case "after_changes":
 			return d.bool(&v.AfterChanges)
+		case "handle":
+			return d.int64Field(&v.Handle)
 		}
 		return d.skip()
 	})

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -350,5 +351,30 @@ func TestUnmarshalResponse(t *testing.T) {
 				t.Fatalf("ok = %#v, want %#v", tt.ok, tt.want)
 			}
 		})
+	}
+}
+
+// TestEachValidateRequest: the requests EachValidateRequest passes one by
+// one are exactly what Unmarshal decodes into a ValidateBatchRequest, and
+// its errors are Unmarshal's.
+func TestEachValidateRequest(t *testing.T) {
+	for _, in := range []string{
+		`{"requests":[{"properties":{"name":"/a","mode":"0644","n":1.5,"l":[1,"x"]},"provider":"posix"},{"properties":null},{}]}`,
+		`{"other":{"x":[1]},"requests":[{"properties":{"a":{"b":"c"}}}],"more":true}`,
+		`{"requests":[]}`, `{"requests":null}`, `{}`, `null`,
+		`{"requests":[{"properties":{"a":1}},{"properties":3}]}`,
+		`{"requests":[{"properties":{}}]} x`, `{"requests":[`, `[]`,
+	} {
+		var want abi.ValidateBatchRequest
+		wantErr := Unmarshal([]byte(in), &want)
+		var got []abi.ValidateRequest
+		err := EachValidateRequest([]byte(in), func(r abi.ValidateRequest) { got = append(got, r) })
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: error %v, want %v", in, err, wantErr)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(got, want.Requests) && len(got)+len(want.Requests) > 0 {
+			t.Errorf("%s:\n got %#v\nwant %#v", in, got, want.Requests)
+		}
 	}
 }
