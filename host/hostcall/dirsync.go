@@ -54,3 +54,9 @@ func (d *DirSyncs) SyncAll() {
 		delete(d.dirs, dir)
 	}
 }
+
+// room is whether add would keep one more directory for the end of the
+// call (not sync it at once).
+func (d *DirSyncs) room() bool {
+	return d != nil && len(d.dirs) < maxPendingDirs
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -74,16 +75,18 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 		return nil, cerr
 	}
 	defer w.close()
-	st.Pending.complete(st, w.l) // a second write of a pending target
 	if st.Pending != nil && req.Source == "" {
+		key, dir := pendingKey(w.l)
+		st.Pending.completeKey(st, key) // a second write of a pending target
 		if cerr := w.owners(st); cerr != nil {
 			return nil, cerr
 		}
-		if cerr := w.commitLater(st); cerr != nil {
+		if cerr := w.commitLater(st, key, &dir); cerr != nil {
 			return nil, cerr
 		}
 		return abi.Empty{}, nil
 	}
+	st.Pending.complete(st, w.l)
 	var src io.Reader // stays a nil interface without a source
 	if req.Source != "" {
 		// Copying a source reveals its content: it needs fs_read on it.
@@ -109,6 +112,7 @@ type fileWrite struct {
 	req      abi.FSWriteRequest
 	l        *location
 	uid, gid int
+	exists   bool // something is at the target (owners)
 }
 
 // prepareWrite checks the mode, locates the target and passes the check
@@ -143,9 +147,11 @@ func (w *fileWrite) owners(st *State) *abi.CallError {
 	if cerr := needParent(w.l); cerr != nil {
 		return cerr
 	}
-	if sys, err := lstatAt(w.l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
+	sys, err := lstatAt(w.l)
+	if err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return &abi.CallError{Code: abi.CodeExists, Message: w.req.Path + " exists as a directory"}
 	}
+	w.exists = err != unix.ENOENT
 	return nil
 }
 
@@ -173,49 +179,210 @@ func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
 	return nil
 }
 
-// commitLater fills the temp file with req.Content, owner and mode set,
-// under the directory's writers' lock as commit does, and leaves its fsync
-// and rename to st.Pending (pending.go), which keeps the temp file's and
-// the directory's descriptors: the rename happens on them, never on a path
-// resolved again.
-func (w *fileWrite) commitLater(st *State) *abi.CallError {
+// commitLater fills a file with req.Content, owner and mode set, and
+// leaves its fsync and the step that puts it in place to st.Pending
+// (pending.go), which keeps the file's and the directory's descriptors:
+// the file is put in place on them, never on a path resolved again. The
+// file is unnamed where the filesystem allows it (fillAnon); elsewhere it
+// is filled under its temp name, under the directory's writers' lock, as
+// commit does. key is the target's pendingKey and dir its directory's
+// stat.
+func (w *fileWrite) commitLater(st *State, key string, dir *unix.Stat_t) *abi.CallError {
 	l := w.l
+	tmp := tempName(l.base)
+	pw := &pendingWrite{
+		path: w.req.Path, dirPath: l.dirPath, tmp: tmp, base: l.base,
+		exists: w.exists, sum: sha256Hex(w.req.Content),
+	}
+	if key != "" && !st.Pending.named && tmpfileUsable(l.dir, dir.Dev) {
+		fd, sys, ok, err := fillAnon(l.dir, dir.Dev, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+		if err != nil {
+			return osError("write", w.req.Path, err)
+		}
+		if ok {
+			pw.anon, pw.fd, pw.sys = true, fd, sys
+			if cerr := w.keepDir(st, pw); cerr != nil {
+				_ = unix.Close(fd)
+				return cerr
+			}
+			st.Pending.add(st, key, pw)
+			return nil
+		}
+	}
 	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return osError("open directory of", w.req.Path, err)
 	}
-	dir := os.NewFile(uintptr(dfd), l.dirPath)
 	if err := lockDir(dfd); err != nil {
-		dir.Close()
+		_ = unix.Close(dfd)
 		return osError("lock directory of", w.req.Path, err)
 	}
-	tmp := tempName(l.base)
-	f, sys, err := fillAt(dfd, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+	fd, sys, err := fillAt(dfd, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
 	_ = unix.Flock(dfd, unix.LOCK_UN)
 	if err != nil {
-		dir.Close()
+		_ = unix.Close(dfd)
 		return osError("write", w.req.Path, err)
 	}
-	st.Pending.add(st, l, &pendingWrite{
-		path: w.req.Path, dir: dir, dirPath: l.dirPath, tmp: tmp, base: l.base,
-		file: f, sys: sys, sum: sha256Hex(w.req.Content),
+	pw.dir, pw.syncDir, pw.fd, pw.sys = dfd, true, fd, sys
+	st.Pending.add(st, key, pw)
+	return nil
+}
+
+// keepDir gives pw the target's directory for putting the file in place:
+// the walk's O_PATH descriptor, taken over from the location. The
+// directory must also be fsynced when the call ends (the new name's
+// durability): when st.Dirs does not hold it yet, it is opened for that
+// now (a directory the process cannot open fails the write here, before
+// anything is done, as an immediate write) and handed to st.Dirs, or,
+// when st.Dirs has no room, kept in pw for finish to hand over.
+func (w *fileWrite) keepDir(st *State, pw *pendingWrite) *abi.CallError {
+	l := w.l
+	if _, ok := st.Dirs.pending(l.dirPath); !ok {
+		dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return osError("open directory of", w.req.Path, err)
+		}
+		if !st.Dirs.room() {
+			pw.dir, pw.syncDir = dfd, true
+			return nil
+		}
+		st.Dirs.add(l.dirPath, os.NewFile(uintptr(dfd), l.dirPath))
+	}
+	pw.dir, l.dir = l.dir, -1
+	return nil
+}
+
+// noTmpfile holds the devices whose filesystem refused O_TMPFILE: their
+// writes are filled under a temp name.
+var noTmpfile sync.Map
+
+// tmpfileUsable is whether a write in the directory dir (on device dev)
+// can be filled unnamed.
+func tmpfileUsable(dir int, dev uint64) bool {
+	if _, no := noTmpfile.Load(dev); no {
+		return false
+	}
+	procOnce.Do(func() {
+		var a, b unix.Stat_t
+		procOK = unix.Fstat(dir, &a) == nil &&
+			unix.Stat("/proc/self/fd/"+strconv.Itoa(dir), &b) == nil &&
+			a.Dev == b.Dev && a.Ino == b.Ino
 	})
+	return procOK
+}
+
+// procOK is whether /proc/self/fd/N leads to this process's descriptor N
+// (checked once, on a directory's): an unnamed file is linked into place
+// through it (linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH).
+// Without it every write is filled under a temp name.
+var (
+	procOnce sync.Once
+	procOK   bool
+)
+
+// fillAnon fills an unnamed file in the directory dir (O_TMPFILE: no name
+// holds it, nobody else can open it, and a crash frees it), then sets its
+// owner and mode. It returns the open file and its stat. ok is false, with
+// nothing done, when the filesystem has no O_TMPFILE (the caller fills a
+// temp file instead). A stale temp file an interrupted write of the same
+// target left (tmp) is removed first, under the directory's writers' lock.
+//
+// The file is created with the mode's permission bits (the umask may
+// clear some), and chown and chmod are made only when its owner, group or
+// mode is not already what was asked: they would change nothing else
+// (chmod last, since chown may clear setid bits).
+func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mode uint32) (int, unix.Stat_t, bool, error) {
+	var sys unix.Stat_t
+	if err := unix.Fstatat(dir, tmp, &sys, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		if err := removeStaleLocked(dir, tmp); err != nil {
+			return -1, sys, false, err
+		}
+	}
+	fd, err := unix.Openat(dir, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, mode&0o777)
+	switch err {
+	case nil:
+	case unix.EOPNOTSUPP, unix.EISDIR, unix.EINVAL:
+		noTmpfile.Store(dev, true)
+		return -1, sys, false, nil
+	default:
+		return -1, sys, false, errors.New("create temp file: " + err.Error())
+	}
+	err = writeAll(fd, content)
+	if err == nil {
+		err = unix.Fstat(fd, &sys)
+	}
+	changed := false
+	if err == nil && (uid != -1 && uint32(uid) != sys.Uid || gid != -1 && uint32(gid) != sys.Gid) {
+		err, changed = unix.Fchown(fd, uid, gid), true
+	}
+	if err == nil && sys.Mode&0o7777 != mode {
+		err, changed = unix.Fchmod(fd, mode), true
+	}
+	if err == nil && changed {
+		err = unix.Fstat(fd, &sys)
+	}
+	if err == nil && writeHook != nil {
+		err = writeHook(tmp)
+	}
+	if err != nil {
+		_ = unix.Close(fd)
+		return -1, sys, false, err
+	}
+	return fd, sys, true, nil
+}
+
+// writeAll writes b to fd, all of it.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// removeStaleLocked removes the stale temp file tmp in the directory dir
+// (any descriptor of it) under the directory's writers' lock.
+func removeStaleLocked(dir int, tmp string) error {
+	dfd, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := lockDir(dfd); err != nil {
+		return err
+	}
+	defer unix.Flock(dfd, unix.LOCK_UN)
+	return removeStale(dfd, tmp)
+}
+
+// removeStale removes what is at tmp in dir, if anything: a stale temp
+// file, or anything planted there (a hard link, a symlink: unlinked, never
+// written through). The caller holds the directory's writers' lock.
+func removeStale(dir int, tmp string) error {
+	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
+		return errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	}
 	return nil
 }
 
 // fillAt is writeAt without the fsync and the rename: it returns the
 // filled temp file, still open, and its stat.
-func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (*os.File, unix.Stat_t, error) {
+func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (int, unix.Stat_t, error) {
 	var sys unix.Stat_t
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return nil, sys, errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	if err := removeStale(dir, tmp); err != nil {
+		return -1, sys, err
 	}
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, sys, errors.New("create temp file " + tmp + ": " + err.Error())
+		return -1, sys, errors.New("create temp file " + tmp + ": " + err.Error())
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(content)
+	err = writeAll(fd, content)
 	if err == nil && (uid != -1 || gid != -1) {
 		err = unix.Fchown(fd, uid, gid)
 	}
@@ -229,11 +396,11 @@ func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (*os
 		err = writeHook(tmp)
 	}
 	if err != nil {
-		f.Close()
+		_ = unix.Close(fd)
 		_ = unix.Unlinkat(dir, tmp, 0)
-		return nil, sys, err
+		return -1, sys, err
 	}
-	return f, sys, nil
+	return fd, sys, nil
 }
 
 // tempName is the name of the temp file a write of base fills: hidden,
@@ -256,8 +423,8 @@ var writeHook func(tmp string) error
 // is unlinked first, and the new one is created with O_EXCL|O_NOFOLLOW, so
 // nothing already at that name is ever written through.
 func writeAt(dir int, tmp, base string, src io.Reader, content []byte, uid, gid int, mode uint32) error {
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	if err := removeStale(dir, tmp); err != nil {
+		return err
 	}
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
