@@ -53,19 +53,20 @@ func TestInterruptedConverge(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Kill once some files are in place but not all: mid-batch, with
-	// pending writes in flight (filled unnamed, so no temp file shows
-	// them; on a filesystem without O_TMPFILE, under temp names).
-	midBatch := false
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !midBatch; time.Sleep(200 * time.Microsecond) {
+	// Kill once some files are in place and temp files (pending writes)
+	// are there too: mid-batch.
+	sawTemp := false
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !sawTemp; time.Sleep(200 * time.Microsecond) {
 		ents, _ := os.ReadDir(out)
-		placed := 0
+		placed, temps := 0, 0
 		for _, e := range ents {
-			if !strings.HasSuffix(e.Name(), ".ccm-tmp") {
+			if strings.HasSuffix(e.Name(), ".ccm-tmp") {
+				temps++
+			} else {
 				placed++
 			}
 		}
-		midBatch = placed > 0 && placed < n
+		sawTemp = temps > 0 && placed > 0
 		if placed == n {
 			break // done before the poll saw a batch in flight
 		}
@@ -73,7 +74,7 @@ func TestInterruptedConverge(t *testing.T) {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	present := check("after SIGKILL", false)
-	t.Logf("killed mid-batch: %v; %d of %d files in place", midBatch, present, n)
+	t.Logf("killed mid-batch: %v; %d of %d files in place", sawTemp, present, n)
 
 	start := time.Now()
 	res := ccmtest.Run(t, dir, nil, "apply", "m.yaml")

@@ -76,12 +76,12 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 	}
 	defer w.close()
 	if st.Pending != nil && req.Source == "" {
-		key, dir := pendingKey(w.l)
+		key, id, dir := pendingKey(w.l)
 		st.Pending.completeKey(st, key) // a second write of a pending target
 		if cerr := w.owners(st); cerr != nil {
 			return nil, cerr
 		}
-		if cerr := w.commitLater(st, key, &dir); cerr != nil {
+		if cerr := w.commitLater(st, key, id, dir.Dev); cerr != nil {
 			return nil, cerr
 		}
 		return abi.Empty{}, nil
@@ -112,7 +112,6 @@ type fileWrite struct {
 	req      abi.FSWriteRequest
 	l        *location
 	uid, gid int
-	exists   bool // something is at the target (owners)
 }
 
 // prepareWrite checks the mode, locates the target and passes the check
@@ -147,11 +146,9 @@ func (w *fileWrite) owners(st *State) *abi.CallError {
 	if cerr := needParent(w.l); cerr != nil {
 		return cerr
 	}
-	sys, err := lstatAt(w.l)
-	if err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
+	if sys, err := lstatAt(w.l); err == nil && sys.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return &abi.CallError{Code: abi.CodeExists, Message: w.req.Path + " exists as a directory"}
 	}
-	w.exists = err != unix.ENOENT
 	return nil
 }
 
@@ -179,76 +176,44 @@ func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
 	return nil
 }
 
-// commitLater fills a file with req.Content, owner and mode set, and
-// leaves its fsync and the step that puts it in place to st.Pending
-// (pending.go), which keeps the file's and the directory's descriptors:
-// the file is put in place on them, never on a path resolved again. The
-// file is unnamed where the filesystem allows it (fillAnon); elsewhere it
-// is filled under its temp name, under the directory's writers' lock, as
-// commit does. key is the target's pendingKey and dir its directory's
-// stat.
-func (w *fileWrite) commitLater(st *State, key string, dir *unix.Stat_t) *abi.CallError {
+// commitLater fills the temp file with req.Content, owner and mode set,
+// and leaves its fsync and rename to st.Pending (pending.go), which keeps
+// the temp file's and the directory's descriptors: the rename happens on
+// them, never on a path resolved again. The file is filled unnamed and
+// then linked under its temp name where the filesystem allows it
+// (fillAnon); elsewhere it is filled under its temp name, under the
+// directory's writers' lock, as commit does. key is the target's
+// pendingKey, id and dev its directory's identity and device.
+func (w *fileWrite) commitLater(st *State, key, id string, dev uint64) *abi.CallError {
 	l := w.l
-	tmp := tempName(l.base)
-	pw := &pendingWrite{
-		path: w.req.Path, dirPath: l.dirPath, tmp: tmp, base: l.base,
-		exists: w.exists, sum: sha256Hex(w.req.Content),
-	}
-	if key != "" && !st.Pending.named && tmpfileUsable(l.dir, dir.Dev) {
-		fd, sys, ok, err := fillAnon(l.dir, dir.Dev, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
-		if err != nil {
-			return osError("write", w.req.Path, err)
-		}
-		if ok {
-			pw.anon, pw.fd, pw.sys = true, fd, sys
-			if cerr := w.keepDir(st, pw); cerr != nil {
-				_ = unix.Close(fd)
-				return cerr
-			}
-			st.Pending.add(st, key, pw)
-			return nil
-		}
-	}
-	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, own, err := st.Pending.dirFor(l, id)
 	if err != nil {
 		return osError("open directory of", w.req.Path, err)
 	}
-	if err := lockDir(dfd); err != nil {
-		_ = unix.Close(dfd)
-		return osError("lock directory of", w.req.Path, err)
+	pw := &pendingWrite{
+		path: w.req.Path, dir: dfd, ownDir: own, dirPath: l.dirPath, tmp: tempName(l.base), base: l.base,
+		sum: sha256Hex(w.req.Content),
 	}
-	fd, sys, err := fillAt(dfd, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
-	_ = unix.Flock(dfd, unix.LOCK_UN)
+	if !st.Pending.named && tmpfileUsable(dfd, dev) {
+		pw.fd, pw.sys, pw.anon, err = fillAnon(dfd, dev, pw.tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+	}
+	if err == nil && !pw.anon {
+		if err = lockDir(dfd); err != nil {
+			if own {
+				_ = unix.Close(dfd)
+			}
+			return osError("lock directory of", w.req.Path, err)
+		}
+		pw.fd, pw.sys, err = fillAt(dfd, pw.tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+		_ = unix.Flock(dfd, unix.LOCK_UN)
+	}
 	if err != nil {
-		_ = unix.Close(dfd)
+		if own {
+			_ = unix.Close(dfd)
+		}
 		return osError("write", w.req.Path, err)
 	}
-	pw.dir, pw.syncDir, pw.fd, pw.sys = dfd, true, fd, sys
 	st.Pending.add(st, key, pw)
-	return nil
-}
-
-// keepDir gives pw the target's directory for putting the file in place:
-// the walk's O_PATH descriptor, taken over from the location. The
-// directory must also be fsynced when the call ends (the new name's
-// durability): when st.Dirs does not hold it yet, it is opened for that
-// now (a directory the process cannot open fails the write here, before
-// anything is done, as an immediate write) and handed to st.Dirs, or,
-// when st.Dirs has no room, kept in pw for finish to hand over.
-func (w *fileWrite) keepDir(st *State, pw *pendingWrite) *abi.CallError {
-	l := w.l
-	if _, ok := st.Dirs.pending(l.dirPath); !ok {
-		dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return osError("open directory of", w.req.Path, err)
-		}
-		if !st.Dirs.room() {
-			pw.dir, pw.syncDir = dfd, true
-			return nil
-		}
-		st.Dirs.add(l.dirPath, os.NewFile(uintptr(dfd), l.dirPath))
-	}
-	pw.dir, l.dir = l.dir, -1
 	return nil
 }
 
@@ -281,24 +246,23 @@ var (
 )
 
 // fillAnon fills an unnamed file in the directory dir (O_TMPFILE: no name
-// holds it, nobody else can open it, and a crash frees it), then sets its
-// owner and mode. It returns the open file and its stat. ok is false, with
+// holds it and nobody else can open it while it fills), sets its owner
+// and mode, and then, complete, links it under its temp name tmp, which
+// never replaces anything there: a stale temp file an interrupted write
+// left (or anything planted at that name) is removed under the
+// directory's writers' lock and the link made again. The fsync to come
+// (Pending) then makes the content and the link count durable before the
+// rename. It returns the open file and its stat; ok is false, with
 // nothing done, when the filesystem has no O_TMPFILE (the caller fills a
-// temp file instead). A stale temp file an interrupted write of the same
-// target left (tmp) is removed first, under the directory's writers' lock.
+// temp file as fillAt does).
 //
 // The file is created with the mode's permission bits (the umask may
 // clear some), and chown and chmod are made only when its owner, group or
 // mode is not already what was asked: they would change nothing else
-// (chmod last, since chown may clear setid bits).
-func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mode uint32) (int, unix.Stat_t, bool, error) {
-	var sys unix.Stat_t
-	if err := unix.Fstatat(dir, tmp, &sys, unix.AT_SYMLINK_NOFOLLOW); err == nil {
-		if err := removeStaleLocked(dir, tmp); err != nil {
-			return -1, sys, false, err
-		}
-	}
-	fd, err := unix.Openat(dir, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, mode&0o777)
+// (chmod last, since chown may clear setid bits). Unnamed, the file is
+// never visible with its final mode but not its final owner.
+func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mode uint32) (fd int, sys unix.Stat_t, ok bool, err error) {
+	fd, err = unix.Openat(dir, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, mode&0o777)
 	switch err {
 	case nil:
 	case unix.EOPNOTSUPP, unix.EISDIR, unix.EINVAL:
@@ -324,11 +288,41 @@ func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mod
 	if err == nil && writeHook != nil {
 		err = writeHook(tmp)
 	}
+	if err == nil {
+		err = linkTemp(dir, fd, tmp)
+	}
 	if err != nil {
-		_ = unix.Close(fd)
+		_ = unix.Close(fd) // unnamed, the file is freed
 		return -1, sys, false, err
 	}
 	return fd, sys, true, nil
+}
+
+// linkTemp gives the unnamed file fd the name tmp in dir (through
+// /proc/self/fd: linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH). A
+// name already taken is removed under the directory's writers' lock, as
+// a stale temp file, and the link made again.
+func linkTemp(dir, fd int, tmp string) error {
+	proc := "/proc/self/fd/" + strconv.Itoa(fd)
+	err := unix.Linkat(unix.AT_FDCWD, proc, dir, tmp, unix.AT_SYMLINK_FOLLOW)
+	if err != unix.EEXIST {
+		return wrapLink(tmp, err)
+	}
+	if err := lockDir(dir); err != nil {
+		return err
+	}
+	defer unix.Flock(dir, unix.LOCK_UN)
+	if err := removeStale(dir, tmp); err != nil {
+		return err
+	}
+	return wrapLink(tmp, unix.Linkat(unix.AT_FDCWD, proc, dir, tmp, unix.AT_SYMLINK_FOLLOW))
+}
+
+func wrapLink(tmp string, err error) error {
+	if err != nil {
+		return errors.New("link temp file " + tmp + ": " + err.Error())
+	}
+	return nil
 }
 
 // writeAll writes b to fd, all of it.
@@ -344,21 +338,6 @@ func writeAll(fd int, b []byte) error {
 		b = b[n:]
 	}
 	return nil
-}
-
-// removeStaleLocked removes the stale temp file tmp in the directory dir
-// (any descriptor of it) under the directory's writers' lock.
-func removeStaleLocked(dir int, tmp string) error {
-	dfd, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
-	if err := lockDir(dfd); err != nil {
-		return err
-	}
-	defer unix.Flock(dfd, unix.LOCK_UN)
-	return removeStale(dfd, tmp)
 }
 
 // removeStale removes what is at tmp in dir, if anything: a stale temp

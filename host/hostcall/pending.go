@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -26,33 +25,31 @@ var syncSlots = make(chan struct{}, syncWorkers)
 // Pending are the whole-content writes of one plugin call whose fsync runs
 // in the background while the plugin goes on (fsWrite with State.Pending
 // set). Each write is checked, located and filled at call time exactly as
-// an immediate write; only its file's fsync and then the step that puts
-// it in place are put off, both on the descriptors opened at call time
-// (the file's, and its directory's), never by resolving a path again. The
-// target keeps its old content (or stays absent) until the fsynced file
-// is put in place, so a crash at any point leaves the target old or
-// complete.
+// an immediate write; only its file's fsync and then its rename over the
+// target are put off, both on the descriptors opened at call time (the
+// temp file's, and its directory's), never by resolving a path again. The
+// target keeps its old content (or stays absent) until the fsynced temp
+// file is renamed over it, so a crash at any point leaves the target old
+// or complete.
 //
 // The file is filled unnamed where the filesystem allows it (O_TMPFILE,
-// see fillAnon): until its fsync is done no name in the directory holds
-// it, and a crash leaves nothing behind (the inode is freed). It is then
-// linked to the target's name, which fails rather than replace anything
-// there; a target that exists is replaced by linking the file under its
-// temp name and renaming that over it, under the directory's writers'
-// lock. Elsewhere (no O_TMPFILE, or no /proc to link it through) the file
-// is filled under its temp name, under the lock, and renamed over the
-// target once synced, as an immediate write.
+// fillAnon) and linked under its temp name once complete, before its
+// fsync (which so makes its link count durable too); elsewhere it is
+// filled under its temp name, under the directory's writers' lock, as an
+// immediate write. Either way the temp name holds the file from its fsync
+// to its rename.
 //
 // Ordering within the call (a target is named by its directory's device
 // and inode and its name, so every path to it finds it): a stat of a
-// pending target answers from the filled file, which is what the last
-// step will put in place; a write of a pending target completes it first;
-// every other filesystem call, exec and net fetch completes all pending
-// writes before it runs. When the plugin call returns, Settle completes
-// all of them and reports the first failure, which fails the whole call:
-// no result of the call reaches the engine until every write it made is
-// durable, and a write that could not be completed fails the call naming
-// its path (the host does not see which resource of a batch made it).
+// pending target answers from the filled temp file, which is what the
+// rename will put in place; a write of a pending target completes it
+// first; every other filesystem call, exec and net fetch completes all
+// pending writes before it runs. When the plugin call returns, Settle
+// completes all of them and reports the first failure, which fails the
+// whole call: no result of the call reaches the engine until every write
+// it made is durable, and a write that could not be completed fails the
+// call naming its path (the host does not see which resource of a batch
+// made it).
 //
 // A Pending is used by one goroutine (the plugin call's); only the fsyncs
 // run elsewhere.
@@ -60,26 +57,52 @@ type Pending struct {
 	writes map[string]*pendingWrite // by pendingKey
 	order  []*pendingWrite          // oldest first; completed ones are skipped
 	err    error                    // the first completion that failed
-	// named, set by tests, fills every write under its temp name as where
-	// O_TMPFILE is not available.
+	// dirs are the directories the call's pending writes went to, opened
+	// once each (O_RDONLY: for the lock), by their device and inode as
+	// the write's fresh walk found them: a descriptor is reused only for
+	// the very directory the walk resolved. Closed by Settle.
+	dirs map[string]int
+	// named, set by tests, fills every write under its temp name, as
+	// where O_TMPFILE is not available.
 	named bool
 }
+
+// maxPendingDirDescs bounds Pending.dirs; past it a write opens its
+// directory for itself.
+const maxPendingDirDescs = 64
 
 type pendingWrite struct {
 	key     string // its key in Pending.writes (pendingKey)
 	path    string // as the plugin named it, for errors
-	dir     int    // the target's directory (O_PATH, or O_RDONLY for a named write)
+	dir     int    // the target's directory (O_RDONLY), for the lock and the rename
+	ownDir  bool   // dir is this write's to close (not in Pending.dirs)
 	dirPath string
 	tmp     string      // the temp file's name in dir
 	base    string      // the target's name in dir
-	anon    bool        // fd is an unnamed file (O_TMPFILE) no name holds yet
-	exists  bool        // something was at base at call time
-	syncDir bool        // dir is to be handed to the call's DirSyncs when done
-	fd      int         // the filled file
-	sys     unix.Stat_t // of the filled file (owner and mode set)
+	anon    bool        // filled unnamed, then linked under tmp
+	fd      int         // the filled temp file
+	sys     unix.Stat_t // of the filled temp file (owner and mode set)
 	sum     string      // sha256 of the content
 	done    chan struct{}
 	syncErr error
+}
+
+// dirFor is a descriptor (O_RDONLY) of the directory l.dir is, whose
+// identity (device:inode) the caller read from l.dir; own is whether the
+// caller must close it.
+func (p *Pending) dirFor(l *location, id string) (fd int, own bool, err error) {
+	if fd, ok := p.dirs[id]; ok && id != "" {
+		return fd, false, nil
+	}
+	fd, err = unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil || id == "" || len(p.dirs) >= maxPendingDirDescs {
+		return fd, true, err
+	}
+	if p.dirs == nil {
+		p.dirs = make(map[string]int)
+	}
+	p.dirs[id] = fd
+	return fd, false, nil
 }
 
 // add starts the fsync of a filled write in the background; p takes w over.
@@ -113,16 +136,17 @@ func (p *Pending) add(st *State, key string, w *pendingWrite) {
 // pendingKey names the target at l by its directory's device and inode
 // and its name there, so every path that resolves to it (through symlinks
 // or another mount of the same directory) finds the pending write. It
-// returns the directory's stat too ("" when there is no key).
-func pendingKey(l *location) (string, unix.Stat_t) {
-	var sys unix.Stat_t
+// returns the directory's identity (device:inode) and stat too; the key
+// is "" when there is none.
+func pendingKey(l *location) (key, id string, dir unix.Stat_t) {
 	if l.missing != nil || l.base == "." {
-		return "", sys
+		return "", "", dir
 	}
-	if err := unix.Fstat(l.dir, &sys); err != nil {
-		return "", sys
+	if err := unix.Fstat(l.dir, &dir); err != nil {
+		return "", "", dir
 	}
-	return strconv.FormatUint(sys.Dev, 10) + ":" + strconv.FormatUint(sys.Ino, 10) + "/" + l.base, sys
+	id = strconv.FormatUint(dir.Dev, 10) + ":" + strconv.FormatUint(dir.Ino, 10)
+	return id + "/" + l.base, id, dir
 }
 
 // lookup is the pending write of the target at l, if any.
@@ -130,7 +154,7 @@ func (p *Pending) lookup(l *location) *pendingWrite {
 	if p == nil || len(p.writes) == 0 {
 		return nil
 	}
-	key, _ := pendingKey(l)
+	key, _, _ := pendingKey(l)
 	if key == "" {
 		return nil
 	}
@@ -190,54 +214,44 @@ func (p *Pending) Settle(st *State) error {
 		return nil
 	}
 	p.completeAll(st)
+	for id, fd := range p.dirs {
+		_ = unix.Close(fd)
+		delete(p.dirs, id)
+	}
 	return p.err
 }
 
-// finish waits for w's fsync, then puts the file in place (place or
-// renameTemp). A failure leaves the target as it was, removes the temp
-// name if this write made it, and is kept for Settle.
+// finish waits for w's fsync, then, under the directory's writers' lock,
+// renames the temp file over the target if the temp name still holds the
+// file this call filled (another ccm process writing the same target
+// meanwhile replaces it, and then this write fails rather than renaming
+// the other's file). A failure removes the temp file and is kept for
+// Settle.
 func (p *Pending) finish(st *State, w *pendingWrite) {
 	<-w.done
 	err := w.syncErr
-	if err == nil {
-		err = completeHook(w.base)
+	if cerr := unix.Close(w.fd); err == nil && cerr != nil {
+		err = cerr
 	}
-	if w.anon {
-		if err == nil {
-			err = w.place()
-		}
-		_ = unix.Close(w.fd) // an unnamed file that failed is freed here
+	if err == nil {
+		err = w.rename()
+	}
+	if err == nil {
+		st.Dirs.addAt(w.dirPath, w.dir) // durability of the rename, at the end of the call
 	} else {
-		if cerr := unix.Close(w.fd); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = w.renameTemp()
-		}
-		if err != nil && w.tmp != "" {
+		if w.tmp != "" {
 			_ = unix.Unlinkat(w.dir, w.tmp, 0)
 		}
-	}
-	if err != nil {
-		_ = unix.Close(w.dir)
 		if p.err == nil {
 			p.err = fmt.Errorf("write %s: completing it after the plugin's call returned: %w", w.path, err)
 		}
-		return
 	}
-	if w.syncDir {
-		st.Dirs.add(w.dirPath, os.NewFile(uintptr(w.dir), w.dirPath)) // durability of the new name, at the end of the call
-	} else {
-		_ = unix.Close(w.dir) // st.Dirs already holds the directory
+	if w.ownDir {
+		_ = unix.Close(w.dir)
 	}
 }
 
-// renameTemp renames the named temp file over the target, under the
-// directory's writers' lock, if the temp name still holds the file this
-// call filled (another ccm process writing the same target meanwhile
-// replaces it, and then this write fails rather than renaming the other's
-// half-written file).
-func (w *pendingWrite) renameTemp() error {
+func (w *pendingWrite) rename() error {
 	if err := lockDir(w.dir); err != nil {
 		return err
 	}
@@ -252,55 +266,18 @@ func (w *pendingWrite) renameTemp() error {
 		w.tmp = "" // not ours to remove
 		return err
 	}
+	if err := completeHook(w.tmp); err != nil {
+		return err
+	}
 	return unix.Renameat(w.dir, w.tmp, w.dir, w.base)
 }
 
-// place gives the unnamed, synced file its name. A target that did not
-// exist at call time gets it by one link, which fails if anything took the
-// name meanwhile (it never replaces). Otherwise, under the directory's
-// writers' lock, the file is linked under its temp name (a stale one,
-// left by an interrupted write, is removed first; nothing at that name is
-// written through) and renamed over the target, replacing whatever is
-// there (a symlink or hard link is replaced, never followed). w.dir is
-// left open on the directory for the fsync of the new name.
-func (w *pendingWrite) place() error {
-	proc := "/proc/self/fd/" + strconv.Itoa(w.fd)
-	if !w.exists {
-		err := unix.Linkat(unix.AT_FDCWD, proc, w.dir, w.base, unix.AT_SYMLINK_FOLLOW)
-		if err != unix.EEXIST {
-			return err
-		}
-	}
-	dfd, err := unix.Openat(w.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	_ = unix.Close(w.dir)
-	w.dir = dfd // the O_PATH descriptor cannot be locked
-	if err := lockDir(dfd); err != nil {
-		return err
-	}
-	defer unix.Flock(dfd, unix.LOCK_UN)
-	if err := removeStale(dfd, w.tmp); err != nil {
-		return err
-	}
-	if err := unix.Linkat(unix.AT_FDCWD, proc, dfd, w.tmp, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return fmt.Errorf("link temp file %s: %w", w.tmp, err)
-	}
-	if err := unix.Renameat(dfd, w.tmp, dfd, w.base); err != nil {
-		_ = unix.Unlinkat(dfd, w.tmp, 0)
-		return err
-	}
-	return nil
-}
-
-// completeHook, when set (tests), runs before a pending write's file is
-// put in place (with the target's name); an error it returns fails the
-// write.
+// completeHook, when set (tests), runs before a pending write's rename;
+// an error it returns fails the write.
 var completeHook = func(string) error { return nil }
 
 // stat is what a stat of the target answers while w is pending: the filled
-// file, which completing it puts in place as it is.
+// temp file, which the rename puts in place as it is.
 func (w *pendingWrite) stat(checksum bool, names *NameCache) abi.FSStatResponse {
 	resp := statOf(&w.sys, names)
 	if checksum {

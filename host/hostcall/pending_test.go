@@ -89,17 +89,15 @@ func testPendingWritesOrdered(t *testing.T, named bool) {
 	if got, _ := os.ReadFile(a); string(got) != "old a\n" {
 		t.Fatalf("a pending write is in place before its fsync completed: %q", got)
 	}
-	// Filled unnamed, a pending write has no name in the directory at all
-	// (killed now, nothing would be left); named, its temp files are there.
-	want := []string{".a.ccm-tmp", ".b.ccm-tmp", "a"}
-	if !named {
-		want = []string{"a"}
-		if !procOK {
-			t.Fatal("/proc/self/fd does not lead to this process's descriptors: no unnamed writes here")
-		}
-	}
-	if got := entries(t, dir); !slices.Equal(got, want) {
+	// Filled either way, a pending write's complete file is under its temp
+	// name until the rename.
+	if got, want := entries(t, dir), []string{".a.ccm-tmp", ".b.ccm-tmp", "a"}; !slices.Equal(got, want) {
 		t.Fatalf("while pending: %v, want %v", got, want)
+	}
+	for _, w := range st.Pending.writes {
+		if w.anon == named {
+			t.Fatalf("%s: filled unnamed %v, want %v (O_TMPFILE on the test's filesystem, /proc/self/fd: %v)", w.path, w.anon, !named, procOK)
+		}
 	}
 	resp, cerr := hcall(t, st, abi.CallFSStat, abi.FSStatRequest{Path: a, Checksum: true})
 	if cerr != nil {
@@ -158,120 +156,118 @@ func testPendingWritesOrdered(t *testing.T, named bool) {
 	}
 }
 
-// TestPendingWriteFails: a write whose completion fails (its rename or
-// link, or a temp file another writer replaced) leaves the target as it
-// was, removes only its own temp file and fails Settle naming the target.
+// TestPendingWriteFails: a write whose completion fails (its rename, or a
+// temp file another writer replaced) leaves the target as it was, removes
+// only its own temp file and fails Settle naming the target; filled
+// unnamed or not.
 func TestPendingWriteFails(t *testing.T) {
-	for _, tc := range []struct {
-		how   string
-		named bool
-	}{{"rename fails", true}, {"temp file replaced", true}, {"link fails", false}} {
-		t.Run(tc.how, func(t *testing.T) {
-			dir := tempDir(t)
-			st := pendingState(t, dir, tc.named)
-			a, other := filepath.Join(dir, "a"), filepath.Join(dir, "other")
-			mustWrite(t, a, "old\n", 0o644)
-			for _, p := range []string{a, other} {
-				if _, cerr := hcall(t, st, abi.CallFSWrite, abi.FSWriteRequest{Path: p, Content: []byte("new\n"), Mode: 0o644}); cerr != nil {
-					t.Fatal(cerr)
-				}
-			}
-			tmp := filepath.Join(dir, tempName("a"))
-			switch tc.how {
-			case "rename fails", "link fails":
-				completeHook = func(name string) error {
-					if name == "a" {
-						return errors.New("injected")
-					}
-					return nil
-				}
-				t.Cleanup(func() { completeHook = func(string) error { return nil } })
-			case "temp file replaced":
-				if err := os.Remove(tmp); err != nil {
-					t.Fatal(err)
-				}
-				mustWrite(t, tmp, "half-writ", 0o600)
-			}
-			err := st.Pending.Settle(st)
-			if err == nil || !strings.Contains(err.Error(), "write "+a+": ") {
-				t.Fatalf("Settle: %v, want the failure of %s", err, a)
-			}
-			if got, _ := os.ReadFile(a); string(got) != "old\n" {
-				t.Fatalf("the target changed: %q", got)
-			}
-			if got, _ := os.ReadFile(other); string(got) != "new\n" {
-				t.Fatalf("the other write was not completed: %q", got)
-			}
-			_, terr := os.Lstat(tmp)
-			if tc.how != "temp file replaced" && terr == nil {
-				t.Fatal("the failed write's temp file was left")
-			}
-			if tc.how == "temp file replaced" {
-				if got, _ := os.ReadFile(tmp); string(got) != "half-writ" {
-					t.Fatalf("the other writer's temp file was touched: %q %v", got, terr)
-				}
-			}
-		})
+	for _, m := range fillModes {
+		for _, how := range []string{"rename fails", "temp file replaced"} {
+			t.Run(m.name+"/"+how, func(t *testing.T) {
+				testPendingWriteFails(t, m.named, how)
+			})
+		}
 	}
 }
 
-// TestPendingUnnamedPlace: an unnamed pending write is linked to a free
-// name, which never replaces anything; a target that exists, or that
-// appeared after the call, is replaced by a rename from the temp name
-// (whatever was planted at that name is removed, not written through);
-// owner and mode are exactly those asked whatever the umask.
-func TestPendingUnnamedPlace(t *testing.T) {
-	t.Parallel()
-	dir, out := tempDir(t), outsideTree(t)
-	before := fstree.Describe(t, out)
-	st := pendingState(t, dir, false)
-	write := func(name, content string, mode uint32) {
-		t.Helper()
-		if _, cerr := hcall(t, st, abi.CallFSWrite, abi.FSWriteRequest{Path: filepath.Join(dir, name), Content: []byte(content), Mode: mode}); cerr != nil {
+func testPendingWriteFails(t *testing.T, named bool, how string) {
+	dir := tempDir(t)
+	st := pendingState(t, dir, named)
+	a, other := filepath.Join(dir, "a"), filepath.Join(dir, "other")
+	mustWrite(t, a, "old\n", 0o644)
+	for _, p := range []string{a, other} {
+		if _, cerr := hcall(t, st, abi.CallFSWrite, abi.FSWriteRequest{Path: p, Content: []byte("new\n"), Mode: 0o644}); cerr != nil {
 			t.Fatal(cerr)
 		}
 	}
-	mustWrite(t, filepath.Join(dir, "exists"), "old\n", 0o644)
-	if err := os.Symlink(filepath.Join(out, "secret"), filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	write("new", "new\n", 0o640)
-	write("exists", "replaced\n", 0o600)
-	write("link", "not through\n", 0o644)
-	write("appears", "ours\n", 0o777) // the umask clears some: chmod after the create
-	write("planted", "planted\n", 0o644)
-	// Meanwhile another writer creates "appears", and plants a hard link to
-	// an outside file at the temp name of "planted", then creates it.
-	mustWrite(t, filepath.Join(dir, "appears"), "theirs\n", 0o644)
-	if err := os.Link(filepath.Join(out, "secret"), filepath.Join(dir, tempName("planted"))); err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, filepath.Join(dir, "planted"), "theirs\n", 0o644)
-	if err := st.Pending.Settle(st); err != nil {
-		t.Fatal(err)
-	}
-	st.Dirs.SyncAll()
-	for name, want := range map[string]struct {
-		content string
-		mode    os.FileMode
-	}{
-		"new": {"new\n", 0o640}, "exists": {"replaced\n", 0o600}, "link": {"not through\n", 0o644},
-		"appears": {"ours\n", 0o777}, "planted": {"planted\n", 0o644},
-	} {
-		p := filepath.Join(dir, name)
-		fi, err := os.Lstat(p)
-		if err != nil {
+	tmp := filepath.Join(dir, tempName("a"))
+	switch how {
+	case "rename fails":
+		completeHook = func(name string) error {
+			if name == tempName("a") {
+				return errors.New("injected")
+			}
+			return nil
+		}
+		t.Cleanup(func() { completeHook = func(string) error { return nil } })
+	case "temp file replaced":
+		if err := os.Remove(tmp); err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := os.ReadFile(p); string(b) != want.content || fi.Mode() != want.mode {
-			t.Errorf("%s: %q %v, want %q %v", name, b, fi.Mode(), want.content, want.mode)
+		mustWrite(t, tmp, "half-writ", 0o600)
+	}
+	err := st.Pending.Settle(st)
+	if err == nil || !strings.Contains(err.Error(), "write "+a+": ") {
+		t.Fatalf("Settle: %v, want the failure of %s", err, a)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old\n" {
+		t.Fatalf("the target changed: %q", got)
+	}
+	if got, _ := os.ReadFile(other); string(got) != "new\n" {
+		t.Fatalf("the other write was not completed: %q", got)
+	}
+	_, terr := os.Lstat(tmp)
+	if how == "rename fails" && terr == nil {
+		t.Fatal("the failed write's temp file was left")
+	}
+	if how == "temp file replaced" {
+		if got, _ := os.ReadFile(tmp); string(got) != "half-writ" {
+			t.Fatalf("the other writer's temp file was touched: %q %v", got, terr)
 		}
 	}
-	if got := entries(t, dir); !slices.Equal(got, []string{"appears", "exists", "link", "new", "planted"}) {
-		t.Fatalf("entries: %v", got)
-	}
-	if after := fstree.Describe(t, out); after != before {
-		t.Fatalf("outside changed:\n%s\n%s", before, after)
+}
+
+// TestPendingTempNameTaken: whatever is at a pending write's temp name
+// (an interrupted write's file, a hard link or a symlink to an outside
+// file, planted there) is removed, never written through, and the target
+// (a symlink to outside included) is replaced, filled unnamed or not;
+// owner and mode are exactly those asked whatever the umask.
+func TestPendingTempNameTaken(t *testing.T) {
+	t.Parallel()
+	for _, m := range fillModes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			dir, out := tempDir(t), outsideTree(t)
+			before := fstree.Describe(t, out)
+			st := pendingState(t, dir, m.named)
+			secret := filepath.Join(out, "secret")
+			mustWrite(t, filepath.Join(dir, tempName("stale")), "half", 0o600)
+			if err := os.Link(secret, filepath.Join(dir, tempName("hard"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, filepath.Join(dir, tempName("sym"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, filepath.Join(dir, "link")); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]os.FileMode{"stale": 0o640, "hard": 0o644, "sym": 0o600, "link": 0o644, "wide": 0o777}
+			for name, mode := range want {
+				if _, cerr := hcall(t, st, abi.CallFSWrite, abi.FSWriteRequest{Path: filepath.Join(dir, name), Content: []byte(name), Mode: uint32(mode)}); cerr != nil {
+					t.Fatal(cerr)
+				}
+			}
+			if err := st.Pending.Settle(st); err != nil {
+				t.Fatal(err)
+			}
+			st.Dirs.SyncAll()
+			for name, mode := range want {
+				p := filepath.Join(dir, name)
+				fi, err := os.Lstat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := os.ReadFile(p); string(b) != name || fi.Mode() != mode {
+					t.Errorf("%s: %q %v, want %q %v", name, b, fi.Mode(), name, mode)
+				}
+			}
+			if got := entries(t, dir); !slices.Equal(got, []string{"hard", "link", "stale", "sym", "wide"}) {
+				t.Fatalf("entries: %v", got)
+			}
+			if after := fstree.Describe(t, out); after != before {
+				t.Fatalf("outside changed:\n%s\n%s", before, after)
+			}
+		})
 	}
 }
 
