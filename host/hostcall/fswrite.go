@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -298,13 +299,11 @@ func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mod
 	return fd, sys, true, nil
 }
 
-// linkTemp gives the unnamed file fd the name tmp in dir (through
-// /proc/self/fd: linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH). A
-// name already taken is removed under the directory's writers' lock, as
-// a stale temp file, and the link made again.
+// linkTemp gives the unnamed file fd the name tmp in dir. A name already
+// taken is removed under the directory's writers' lock, as a stale temp
+// file, and the link made again.
 func linkTemp(dir, fd int, tmp string) error {
-	proc := "/proc/self/fd/" + strconv.Itoa(fd)
-	err := unix.Linkat(unix.AT_FDCWD, proc, dir, tmp, unix.AT_SYMLINK_FOLLOW)
+	err := linkFd(fd, dir, tmp)
 	if err != unix.EEXIST {
 		return wrapLink(tmp, err)
 	}
@@ -315,7 +314,25 @@ func linkTemp(dir, fd int, tmp string) error {
 	if err := removeStale(dir, tmp); err != nil {
 		return err
 	}
-	return wrapLink(tmp, unix.Linkat(unix.AT_FDCWD, proc, dir, tmp, unix.AT_SYMLINK_FOLLOW))
+	return wrapLink(tmp, linkFd(fd, dir, tmp))
+}
+
+// noEmptyPathLink is set once linkat with AT_EMPTY_PATH was refused (it
+// needs CAP_DAC_READ_SEARCH): links are then made through /proc/self/fd.
+var noEmptyPathLink atomic.Bool
+
+// linkFd links the file fd is open on as name in dir: linkat with
+// AT_EMPTY_PATH (one lookup fewer than the path walk of /proc/self/fd/N)
+// when the process may, else through /proc/self/fd (procOK).
+func linkFd(fd, dir int, name string) error {
+	if !noEmptyPathLink.Load() {
+		err := unix.Linkat(fd, "", dir, name, unix.AT_EMPTY_PATH)
+		if err != unix.EPERM && err != unix.ENOENT && err != unix.EACCES {
+			return err
+		}
+		noEmptyPathLink.Store(true)
+	}
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dir, name, unix.AT_SYMLINK_FOLLOW)
 }
 
 func wrapLink(tmp string, err error) error {

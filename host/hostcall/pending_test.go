@@ -14,6 +14,7 @@ import (
 	"github.com/ccm-dev/ccm/internal/testing/fstree"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
+	"golang.org/x/sys/unix"
 )
 
 // pendingState is an apply call's state with writes put off, as the plugin
@@ -299,5 +300,44 @@ func TestPendingBound(t *testing.T) {
 	}
 	if n := len(entries(t, dir)); n != maxPendingWrites+5 {
 		t.Fatalf("%d files, want %d", n, maxPendingWrites+5)
+	}
+}
+
+// TestLinkFd: an unnamed file is linked under a name with AT_EMPTY_PATH
+// (as root) and, where that is refused, through /proc/self/fd; a name
+// already there is never replaced by either.
+func TestLinkFd(t *testing.T) {
+	dir := tempDir(t)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	mustWrite(t, filepath.Join(dir, "taken"), "theirs", 0o644)
+	was := noEmptyPathLink.Load()
+	t.Cleanup(func() { noEmptyPathLink.Store(was) })
+	for _, proc := range []bool{false, true} {
+		noEmptyPathLink.Store(proc)
+		fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeAll(fd, []byte("ours")); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("proc-%v", proc)
+		if err := linkFd(fd, dfd, name); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := linkFd(fd, dfd, "taken"); err != unix.EEXIST {
+			t.Fatalf("%s: link over a taken name: %v, want EEXIST", name, err)
+		}
+		_ = unix.Close(fd)
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != "ours" {
+			t.Fatalf("%s: %q", name, b)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "taken")); string(b) != "theirs" {
+		t.Fatalf("a taken name was replaced: %q", b)
 	}
 }
