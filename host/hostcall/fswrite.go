@@ -63,7 +63,10 @@ func setidRule(st *State, call, path string, mode uint32) *abi.CallError {
 // interrupted write (ccm killed) leaves at most one stale temp file per
 // target, and the next write of the same target removes it first. Writers
 // of one directory take a flock on it around this, so two ccm processes
-// never remove each other's temp file mid-write.
+// never remove each other's temp file mid-write. A whole-content write
+// in a plugin call with State.Pending is put off after its fill
+// (commitLater, pending.go), and filled unnamed where the filesystem
+// allows it (fillAnon).
 func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
 	if req.Part != "" {
 		return fsWritePart(st, req) // fsparts.go
