@@ -251,6 +251,8 @@ func (p *Pending) finish(st *State, w *pendingWrite) {
 	}
 }
 
+// rename is finish's rename under the directory's writers' lock, after
+// checking the temp name still holds w's file.
 func (w *pendingWrite) rename() error {
 	if err := lockDir(w.dir); err != nil {
 		return err
