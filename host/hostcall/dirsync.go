@@ -1,6 +1,10 @@
 package hostcall
 
-import "os"
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // maxPendingDirs bounds the directories one call keeps open for syncing;
 // past it, a write syncs its directory at once.
@@ -53,4 +57,23 @@ func (d *DirSyncs) SyncAll() {
 		_ = f.Close()
 		delete(d.dirs, dir)
 	}
+}
+
+// addAt puts off the fsync of dir (its resolved path), which fd is open
+// on (O_RDONLY); fd stays the caller's. The directory is opened again for
+// DirSyncs the first time; a nil or full DirSyncs syncs fd now.
+func (d *DirSyncs) addAt(dir string, fd int) {
+	if _, ok := d.pending(dir); ok {
+		return
+	}
+	if d == nil || len(d.dirs) >= maxPendingDirs {
+		_ = unix.Fsync(fd)
+		return
+	}
+	own, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Fsync(fd)
+		return
+	}
+	d.add(dir, os.NewFile(uintptr(own), dir))
 }

@@ -25,9 +25,11 @@
 //   - pending.go: whole-content writes whose file fsync runs in the
 //     background, 16 at a time over the process, while the plugin goes on
 //     (Pending). The write is checked, located and its temp file filled,
-//     owner and mode set, at call time as any write; only the fsync and
-//     then the rename, on the descriptors opened at call time, are put
-//     off, so a crash leaves each target old or complete. Within the call
+//     owner and mode set, at call time as any write (unnamed with
+//     O_TMPFILE where the filesystem has it, then linked under the temp
+//     name); only the fsync and then the rename, on the descriptors
+//     opened at call time, are put off, so a crash leaves each target old
+//     or complete. Within the call
 //     a stat of a pending target answers from the filled temp file (what
 //     the rename puts in place), a write of it completes it first, and
 //     every other filesystem call, exec and net fetch completes all

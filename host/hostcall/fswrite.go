@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
@@ -61,7 +63,10 @@ func setidRule(st *State, call, path string, mode uint32) *abi.CallError {
 // interrupted write (ccm killed) leaves at most one stale temp file per
 // target, and the next write of the same target removes it first. Writers
 // of one directory take a flock on it around this, so two ccm processes
-// never remove each other's temp file mid-write.
+// never remove each other's temp file mid-write. A whole-content write
+// in a plugin call with State.Pending is put off after its fill
+// (commitLater, pending.go), and filled unnamed where the filesystem
+// allows it (fillAnon).
 func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.CallError) {
 	if req.Part != "" {
 		return fsWritePart(st, req) // fsparts.go
@@ -74,16 +79,18 @@ func fsWrite(_ context.Context, st *State, req abi.FSWriteRequest) (any, *abi.Ca
 		return nil, cerr
 	}
 	defer w.close()
-	st.Pending.complete(st, w.l) // a second write of a pending target
 	if st.Pending != nil && req.Source == "" {
+		key, id, dir := pendingKey(w.l)
+		st.Pending.completeKey(st, key) // a second write of a pending target
 		if cerr := w.owners(st); cerr != nil {
 			return nil, cerr
 		}
-		if cerr := w.commitLater(st); cerr != nil {
+		if cerr := w.commitLater(st, key, id, dir.Dev); cerr != nil {
 			return nil, cerr
 		}
 		return abi.Empty{}, nil
 	}
+	st.Pending.complete(st, w.l)
 	var src io.Reader // stays a nil interface without a source
 	if req.Source != "" {
 		// Copying a source reveals its content: it needs fs_read on it.
@@ -174,48 +181,207 @@ func (w *fileWrite) commit(st *State, src io.Reader) *abi.CallError {
 }
 
 // commitLater fills the temp file with req.Content, owner and mode set,
-// under the directory's writers' lock as commit does, and leaves its fsync
-// and rename to st.Pending (pending.go), which keeps the temp file's and
-// the directory's descriptors: the rename happens on them, never on a path
-// resolved again.
-func (w *fileWrite) commitLater(st *State) *abi.CallError {
+// and leaves its fsync and rename to st.Pending (pending.go), which keeps
+// the temp file's and the directory's descriptors: the rename happens on
+// them, never on a path resolved again. The file is filled unnamed and
+// then linked under its temp name where the filesystem allows it
+// (fillAnon); elsewhere it is filled under its temp name, under the
+// directory's writers' lock, as commit does. key is the target's
+// pendingKey, id and dev its directory's identity and device.
+func (w *fileWrite) commitLater(st *State, key, id string, dev uint64) *abi.CallError {
 	l := w.l
-	dfd, err := unix.Openat(l.dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dfd, own, err := st.Pending.dirFor(l, id)
 	if err != nil {
 		return osError("open directory of", w.req.Path, err)
 	}
-	dir := os.NewFile(uintptr(dfd), l.dirPath)
-	if err := lockDir(dfd); err != nil {
-		dir.Close()
-		return osError("lock directory of", w.req.Path, err)
+	pw := &pendingWrite{
+		path: w.req.Path, dir: dfd, ownDir: own, dirPath: l.dirPath, tmp: tempName(l.base), base: l.base,
+		sum: sha256Hex(w.req.Content),
 	}
-	tmp := tempName(l.base)
-	f, sys, err := fillAt(dfd, tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
-	_ = unix.Flock(dfd, unix.LOCK_UN)
+	if !st.Pending.named && tmpfileUsable(dfd, dev) {
+		pw.fd, pw.sys, pw.anon, err = fillAnon(dfd, dev, pw.tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+	}
+	if err == nil && !pw.anon {
+		if err = lockDir(dfd); err != nil {
+			if own {
+				_ = unix.Close(dfd)
+			}
+			return osError("lock directory of", w.req.Path, err)
+		}
+		pw.fd, pw.sys, err = fillAt(dfd, pw.tmp, w.req.Content, w.uid, w.gid, w.req.Mode)
+		_ = unix.Flock(dfd, unix.LOCK_UN)
+	}
 	if err != nil {
-		dir.Close()
+		if own {
+			_ = unix.Close(dfd)
+		}
 		return osError("write", w.req.Path, err)
 	}
-	st.Pending.add(st, l, &pendingWrite{
-		path: w.req.Path, dir: dir, dirPath: l.dirPath, tmp: tmp, base: l.base,
-		file: f, sys: sys, sum: sha256Hex(w.req.Content),
+	st.Pending.add(st, key, pw)
+	return nil
+}
+
+// noTmpfile holds the devices whose filesystem refused O_TMPFILE: their
+// writes are filled under a temp name.
+var noTmpfile sync.Map
+
+// tmpfileUsable is whether a write in the directory dir (on device dev)
+// can be filled unnamed.
+func tmpfileUsable(dir int, dev uint64) bool {
+	if _, no := noTmpfile.Load(dev); no {
+		return false
+	}
+	procOnce.Do(func() {
+		var a, b unix.Stat_t
+		procOK = unix.Fstat(dir, &a) == nil &&
+			unix.Stat("/proc/self/fd/"+strconv.Itoa(dir), &b) == nil &&
+			a.Dev == b.Dev && a.Ino == b.Ino
 	})
+	return procOK
+}
+
+// procOK is whether /proc/self/fd/N leads to this process's descriptor N
+// (checked once, on a directory's): an unnamed file is linked into place
+// through it (linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH).
+// Without it every write is filled under a temp name.
+var (
+	procOnce sync.Once
+	procOK   bool
+)
+
+// fillAnon fills an unnamed file in the directory dir (O_TMPFILE: no name
+// holds it and nobody else can open it while it fills), sets its owner
+// and mode, and then, complete, links it under its temp name tmp, which
+// never replaces anything there: a stale temp file an interrupted write
+// left (or anything planted at that name) is removed under the
+// directory's writers' lock and the link made again. The fsync to come
+// (Pending) then makes the content and the link count durable before the
+// rename. It returns the open file and its stat; ok is false, with
+// nothing done, when the filesystem has no O_TMPFILE (the caller fills a
+// temp file as fillAt does).
+//
+// The file is created with the mode's permission bits (the umask may
+// clear some), and chown and chmod are made only when its owner, group or
+// mode is not already what was asked: they would change nothing else
+// (chmod last, since chown may clear setid bits). Unnamed, the file is
+// never visible with its final mode but not its final owner.
+func fillAnon(dir int, dev uint64, tmp string, content []byte, uid, gid int, mode uint32) (fd int, sys unix.Stat_t, ok bool, err error) {
+	fd, err = unix.Openat(dir, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, mode&0o777)
+	switch err {
+	case nil:
+	case unix.EOPNOTSUPP, unix.EISDIR, unix.EINVAL:
+		noTmpfile.Store(dev, true)
+		return -1, sys, false, nil
+	default:
+		return -1, sys, false, errors.New("create temp file: " + err.Error())
+	}
+	err = writeAll(fd, content)
+	if err == nil {
+		err = unix.Fstat(fd, &sys)
+	}
+	changed := false
+	if err == nil && (uid != -1 && uint32(uid) != sys.Uid || gid != -1 && uint32(gid) != sys.Gid) {
+		err, changed = unix.Fchown(fd, uid, gid), true
+	}
+	if err == nil && sys.Mode&0o7777 != mode {
+		err, changed = unix.Fchmod(fd, mode), true
+	}
+	if err == nil && changed {
+		err = unix.Fstat(fd, &sys)
+	}
+	if err == nil && writeHook != nil {
+		err = writeHook(tmp)
+	}
+	if err == nil {
+		err = linkTemp(dir, fd, tmp)
+	}
+	if err != nil {
+		_ = unix.Close(fd) // unnamed, the file is freed
+		return -1, sys, false, err
+	}
+	return fd, sys, true, nil
+}
+
+// linkTemp gives the unnamed file fd the name tmp in dir. A name already
+// taken is removed under the directory's writers' lock, as a stale temp
+// file, and the link made again.
+func linkTemp(dir, fd int, tmp string) error {
+	err := linkFd(fd, dir, tmp)
+	if err != unix.EEXIST {
+		return wrapLink(tmp, err)
+	}
+	if err := lockDir(dir); err != nil {
+		return err
+	}
+	defer unix.Flock(dir, unix.LOCK_UN)
+	if err := removeStale(dir, tmp); err != nil {
+		return err
+	}
+	return wrapLink(tmp, linkFd(fd, dir, tmp))
+}
+
+// noEmptyPathLink is set once linkat with AT_EMPTY_PATH was refused (it
+// needs CAP_DAC_READ_SEARCH): links are then made through /proc/self/fd.
+var noEmptyPathLink atomic.Bool
+
+// linkFd links the file fd is open on as name in dir: linkat with
+// AT_EMPTY_PATH (one lookup fewer than the path walk of /proc/self/fd/N)
+// when the process may, else through /proc/self/fd (procOK).
+func linkFd(fd, dir int, name string) error {
+	if !noEmptyPathLink.Load() {
+		err := unix.Linkat(fd, "", dir, name, unix.AT_EMPTY_PATH)
+		if err != unix.EPERM && err != unix.ENOENT && err != unix.EACCES {
+			return err
+		}
+		noEmptyPathLink.Store(true)
+	}
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dir, name, unix.AT_SYMLINK_FOLLOW)
+}
+
+func wrapLink(tmp string, err error) error {
+	if err != nil {
+		return errors.New("link temp file " + tmp + ": " + err.Error())
+	}
+	return nil
+}
+
+// writeAll writes b to fd, all of it.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// removeStale removes what is at tmp in dir, if anything: a stale temp
+// file, or anything planted there (a hard link, a symlink: unlinked, never
+// written through). The caller holds the directory's writers' lock.
+func removeStale(dir int, tmp string) error {
+	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
+		return errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	}
 	return nil
 }
 
 // fillAt is writeAt without the fsync and the rename: it returns the
 // filled temp file, still open, and its stat.
-func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (*os.File, unix.Stat_t, error) {
+func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (int, unix.Stat_t, error) {
 	var sys unix.Stat_t
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return nil, sys, errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	if err := removeStale(dir, tmp); err != nil {
+		return -1, sys, err
 	}
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, sys, errors.New("create temp file " + tmp + ": " + err.Error())
+		return -1, sys, errors.New("create temp file " + tmp + ": " + err.Error())
 	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(content)
+	err = writeAll(fd, content)
 	if err == nil && (uid != -1 || gid != -1) {
 		err = unix.Fchown(fd, uid, gid)
 	}
@@ -229,11 +395,11 @@ func fillAt(dir int, tmp string, content []byte, uid, gid int, mode uint32) (*os
 		err = writeHook(tmp)
 	}
 	if err != nil {
-		f.Close()
+		_ = unix.Close(fd)
 		_ = unix.Unlinkat(dir, tmp, 0)
-		return nil, sys, err
+		return -1, sys, err
 	}
-	return f, sys, nil
+	return fd, sys, nil
 }
 
 // tempName is the name of the temp file a write of base fills: hidden,
@@ -256,8 +422,8 @@ var writeHook func(tmp string) error
 // is unlinked first, and the new one is created with O_EXCL|O_NOFOLLOW, so
 // nothing already at that name is ever written through.
 func writeAt(dir int, tmp, base string, src io.Reader, content []byte, uid, gid int, mode uint32) error {
-	if err := unix.Unlinkat(dir, tmp, 0); err != nil && err != unix.ENOENT {
-		return errors.New("remove stale temp file " + tmp + ": " + err.Error())
+	if err := removeStale(dir, tmp); err != nil {
+		return err
 	}
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
