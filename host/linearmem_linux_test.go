@@ -1,9 +1,14 @@
 package host
 
 import (
+	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	"github.com/ccm-dev/ccm/runtime/trust"
+	"github.com/ccm-dev/ccm/sdk/abi"
 )
 
 // TestMmapMemory: a linear memory with a maximum is a reservation that
@@ -90,4 +95,41 @@ func TestLinearMemoryWithoutMaximum(t *testing.T) {
 		t.Fatalf("length %d", len(buf))
 	}
 	m.Free()
+}
+
+// TestInstanceMemoryOutsideHeap: a plugin that allocates 32 MiB grows its
+// memory to that, and the Go heap does not: the instance's memories are
+// mmap reservations (the live heap grows by the compiled module and the
+// instance's bookkeeping only).
+func TestInstanceMemoryOutsideHeap(t *testing.T) {
+	h := newProbeHost(t, Limits{})
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const alloc = 32 << 20
+	res, err := h.Apply(context.Background(), trust.Caller{}, abi.Request{Type: "probe", Name: "big", Properties: map[string]any{"alloc": alloc}})
+	if err != nil || res.Error != "" {
+		t.Fatalf("apply: %+v, %v", res, err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+
+	h.mu.Lock()
+	p := h.plugins["probe"]
+	h.mu.Unlock()
+	p.mu.Lock()
+	mems := p.cur.mem.mems
+	largest := p.cur.mem.largest()
+	p.mu.Unlock()
+	for i, m := range mems {
+		if _, ok := m.(*mmapMemory); !ok {
+			t.Errorf("memory %d is a %T, want *mmapMemory", i, m)
+		}
+	}
+	if largest < alloc {
+		t.Fatalf("the guest's memory is %d bytes after allocating %d", largest, alloc)
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > alloc/2 {
+		t.Fatalf("the live Go heap grew by %d MiB for a guest that allocated %d MiB", grew>>20, alloc>>20)
+	}
 }
