@@ -39,7 +39,7 @@
 //     compiling, id TYPE@sum), the operator plugin directories (TYPE.wasm,
 //     root scope, never shadowing a built-in), and the descriptions behind
 //     `ccm plugin list` and `ccm plugin inspect`.
-//   - linearmem.go: the linear memories of an instance.
+//   - linearmem.go, linearmem_linux.go: the linear memories of an instance.
 //   - hostcalls.go, callstate.go, kernel.go, stdio.go: the Extism host
 //     functions built from hostcall.Handlers and the dispatch of each call
 //     (size limit, host_calls count, a handler's panic made an io error);
@@ -152,5 +152,10 @@
 //     1-resource run: wazero validates every function again on a cache hit
 //     (about 40 % of the run's CPU; it has no switch to skip it), then
 //     decodes the module and reads back its 14 MB of machine code. Built-in
-//     modules are lent by the fs.FS when it has a Lend method (fsSource).
+//     modules are lent by the fs.FS when it has a Lend method (fsSource),
+//     and released once compiled when it has a Release method (their pages
+//     leave the process).
+//   - Linear memories are mmap reservations grown in place on Linux
+//     (linearmem_linux.go): out of the Go heap, whose collector would let
+//     it grow to twice them (docs/performance.md, "Peak RSS").
 package host

@@ -168,6 +168,16 @@ func (h *Host) module(typ string) (wasm []byte, origin string, trusted bool, err
 	return wasm, origin, trusted, nil
 }
 
+// released tells the built-in sources that typ's module is compiled (see
+// fsSource.release).
+func (h *Host) released(typ string) {
+	for _, s := range h.sources {
+		if b, ok := s.(builtinSource); ok {
+			b.release(typ)
+		}
+	}
+}
+
 // shadowError refuses a second provider of typ in the root scope.
 func shadowError(typ, first, second string) error {
 	if first == builtinOrigin {
@@ -259,6 +269,15 @@ func (s fsSource) types() []string {
 }
 
 func (s fsSource) origin(string) string { return builtinOrigin }
+
+// release tells an fs.FS that lent typ's module (plugins.Modules) that it
+// is compiled and its bytes will not be read again by this host: the
+// built-ins drop their pages from the process.
+func (s fsSource) release(typ string) {
+	if r, ok := s.fsys.(interface{ Release(string) }); ok {
+		r.Release(typ + ".wasm")
+	}
+}
 
 func (s fsSource) module(typ string) ([]byte, error) {
 	// An fs.FS that lends its bytes (plugins.Modules, the embedded

@@ -6,16 +6,17 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// linearMemories backs every wasm linear memory of a plugin instance (the
-// guest's and the Extism kernel's) with a Go slice whose capacity doubles
-// when a memory.grow outruns it.
+// linearMemories backs a wasm linear memory with a Go slice whose capacity
+// doubles when a memory.grow outruns it. Plugin instances use it only where
+// mmapMemory (linearmem_linux.go) is not available: off Linux, or for a
+// memory without a maximum, which the host never compiles.
 //
 // wazero's default grows the slice by exactly the pages asked for, so a Go
 // guest, whose runtime grows its memory a few hundred KiB at a time while it
 // warms up and whenever its heap grows, had its whole memory copied on
-// almost every grow. Doubling copies it a handful of times. (A reservation
-// of the maximum with mmap never copies, but makes every new instance fault
-// in its pages afresh: measured slower to instantiate and no faster to run.)
+// almost every grow. Doubling copies it a handful of times. On Linux a
+// reservation of the maximum grows in place and stays out of the Go heap,
+// whose collector would otherwise count it as live data (see mmapMemory).
 var linearMemories = experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {
 	return &sliceMemory{buf: make([]byte, 0, capBytes), max: maxBytes}
 })
@@ -29,7 +30,7 @@ var linearMemories = experimental.MemoryAllocatorFunc(func(capBytes, maxBytes ui
 // a fresh one before that call (see plugin.callLocked).
 type memoryCap struct {
 	limit atomic.Uint64  // bytes; 0 = only the modules' maximum applies
-	mems  []*sliceMemory // the current instance's memories
+	mems  []linearMemory // the current instance's memories
 }
 
 // allocator returns the allocator for a new instance; it forgets the
@@ -37,7 +38,7 @@ type memoryCap struct {
 func (c *memoryCap) allocator() experimental.MemoryAllocator {
 	c.mems = nil
 	return experimental.MemoryAllocatorFunc(func(capBytes, maxBytes uint64) experimental.LinearMemory {
-		m := &sliceMemory{buf: make([]byte, 0, capBytes), max: maxBytes, limit: &c.limit}
+		m := newLinearMemory(capBytes, maxBytes, &c.limit)
 		c.mems = append(c.mems, m)
 		return m
 	})
@@ -47,7 +48,7 @@ func (c *memoryCap) allocator() experimental.MemoryAllocator {
 func (c *memoryCap) largest() uint64 {
 	var n uint64
 	for _, m := range c.mems {
-		n = max(n, uint64(len(m.buf)))
+		n = max(n, m.length())
 	}
 	return n
 }
@@ -85,3 +86,12 @@ func (m *sliceMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *sliceMemory) Free() { m.buf = nil }
+
+func (m *sliceMemory) length() uint64 { return uint64(len(m.buf)) }
+
+// linearMemory is a memory of an instance: a sliceMemory, or on Linux an
+// mmapMemory.
+type linearMemory interface {
+	experimental.LinearMemory
+	length() uint64 // the memory's size in bytes
+}

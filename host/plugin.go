@@ -111,6 +111,9 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 		if err != nil {
 			return err
 		}
+		if p.trusted {
+			p.host.released(p.typ)
+		}
 		p.wasm = nil
 	}
 	if p.info == nil {

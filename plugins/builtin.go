@@ -14,6 +14,7 @@ import (
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/package.wasm ./package
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/archive.wasm ./archive
 //go:generate env GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath "-ldflags=-s -w" -o wasm/scaffold.wasm ./scaffold
+//go:generate go run ../internal/wasmdata wasm/file.wasm wasm/exec.wasm wasm/service.wasm wasm/package.wasm wasm/archive.wasm wasm/scaffold.wasm
 
 var (
 	//go:embed wasm/file.wasm
