@@ -46,6 +46,11 @@ type plugin struct {
 	// trusted marks a module given with WithBuiltins: compiled without the
 	// per-loop termination check, watched instead (trusted.go).
 	trusted bool
+	// announced is how many resources of this plugin the Host's runs
+	// announced (Preload); interpreted marks a built-in loaded with
+	// wazero's interpreter because it was not compiled yet (cold.go).
+	announced   int
+	interpreted bool
 
 	mu       sync.Mutex
 	compiled *extism.CompiledPlugin
@@ -105,7 +110,12 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 			p.sum = moduleSum(wasm)
 		}
 		var err error
-		p.compiled, err = p.host.compile(ctx, p.typ, wasm, p.trusted)
+		if p.interpretCold() {
+			p.compiled, err = p.host.newInterpreted(ctx, p.typ, wasm)
+			p.interpreted = err == nil
+		} else {
+			p.compiled, err = p.host.compileMarked(ctx, p.typ, wasm, p.trusted, p.sum)
+		}
 		if err != nil {
 			return err
 		}
