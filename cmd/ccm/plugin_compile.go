@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -18,12 +19,16 @@ import (
 
 // coldMaxResources is the most resources of one built-in type a run may
 // have for that type to be interpreted while it is not compiled yet
-// (host/cold.go, docs/performance.md "Cold start"): measured, the
-// interpreter costs ~3 ms per resource more than compiled code, the compile
-// ~0.65 s of wall time more than loading the interpreter (1.2 s of CPU), so
-// the two meet at about 200 resources; 100 keeps the interpreted run well
-// ahead under load.
-const coldMaxResources = 100
+// (host/cold.go, docs/performance.md "Cold start"). Measured on 2 cores:
+// the interpreter costs ~3.3 ms of CPU per resource and 0.25 s to load;
+// the compile ~2.4 s of CPU spread over every core (0.85 s of wall time on
+// 2, quiet). The interpreted run is the faster up to about
+// (2.4 s / cores − 0.25 s) / 3.3 ms resources (290 on 2 cores, 100 on 4;
+// less in practice, the compile's cores are not all busy all the time), so
+// 200 / cores (100 on 2, 25 on 8, never below 10) keeps it ahead.
+func coldMaxResources() int {
+	return max(10, 200/runtime.GOMAXPROCS(0))
+}
 
 // backgroundCompileEnv turns the background compile off: CCM_BACKGROUND_COMPILE=0
 // makes every run compile what it needs before it starts, as ccm did
@@ -37,7 +42,7 @@ func coldStart() host.Option {
 	if os.Getenv(backgroundCompileEnv) == "0" {
 		return host.WithColdStart(host.ColdStart{})
 	}
-	return host.WithColdStart(host.ColdStart{MaxResources: coldMaxResources, Background: startBackgroundCompile})
+	return host.WithColdStart(host.ColdStart{MaxResources: coldMaxResources(), Background: startBackgroundCompile})
 }
 
 // startBackgroundCompile starts `ccm plugin compile --background TYPES` as
@@ -76,7 +81,8 @@ operator-installed type when none is named) into the compilation cache
 run has to. Run it when building an image or after installing ccm.
 
 Without it, the first run that needs a built-in type that is not compiled
-yet and has at most 100 resources of it runs that type's plugin in an
+yet and has few resources of it (at most 100 on 2 cores, 200 / the number
+of cores in general) runs that type's plugin in an
 interpreter (slower per resource, but with no compile to wait for) and starts
 this command in the background, detached and at the lowest priority, to
 fill the cache for the next run. CCM_BACKGROUND_COMPILE=0 turns that off:
