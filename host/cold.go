@@ -63,6 +63,9 @@ type ColdStart struct {
 	// is not called when there is no persistent cache, or when another
 	// process holds the lock (a compile is already running).
 	Background func(types []string, lock *os.File) error
+	// Interpreted, when set, is called after each Preload that has
+	// interpreted built-ins, with their type names (for a debug line).
+	Interpreted func(types []string)
 }
 
 // WithColdStart lets the Host interpret small runs' built-ins that are not
@@ -195,6 +198,9 @@ func (p *plugin) announce(ctx context.Context, n int) error {
 // startBackground hands the types interpreted so far to
 // ColdStart.Background, once per Host, holding the compile lock.
 func (h *Host) startBackground(types []string) {
+	if len(types) > 0 && h.cold.Interpreted != nil {
+		h.cold.Interpreted(types)
+	}
 	h.mu.Lock()
 	start := len(types) > 0 && h.cold.Background != nil && h.cacheDir != "" && !h.backgroundStarted && !h.closed
 	if start {

@@ -42,7 +42,15 @@ func coldStart() host.Option {
 	if os.Getenv(backgroundCompileEnv) == "0" {
 		return host.WithColdStart(host.ColdStart{})
 	}
-	return host.WithColdStart(host.ColdStart{MaxResources: coldMaxResources(), Background: startBackgroundCompile})
+	return host.WithColdStart(host.ColdStart{
+		MaxResources: coldMaxResources(),
+		Background:   startBackgroundCompile,
+		Interpreted: func(types []string) {
+			if logDebug {
+				fmt.Fprintf(os.Stderr, "ccm: debug: built-in plugins interpreted in this run, not compiled yet: %s (compiling them in the background; `ccm plugin compile` does it ahead)\n", strings.Join(types, ", "))
+			}
+		},
+	})
 }
 
 // startBackgroundCompile starts `ccm plugin compile --background TYPES` as
