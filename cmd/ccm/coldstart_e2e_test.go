@@ -35,6 +35,21 @@ func coldCache(t *testing.T) string {
 	return cache
 }
 
+// seededCache is coldCache holding the wazero-* directories of seed (the
+// file plugin's compiled code) but no marker: a run still counts the
+// plugin as not compiled, and its compile is a cache hit.
+func seededCache(t *testing.T, seed string) string {
+	t.Helper()
+	cache := coldCache(t)
+	subs, _ := filepath.Glob(filepath.Join(seed, "wazero-*"))
+	for _, sub := range subs {
+		if err := os.CopyFS(filepath.Join(cache, filepath.Base(sub)), os.DirFS(sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cache
+}
+
 func markers(t *testing.T, cache string) int {
 	t.Helper()
 	es, err := os.ReadDir(filepath.Join(cache, "ccm-compiled"))
@@ -93,9 +108,15 @@ func TestColdStartSmallRun(t *testing.T) {
 // TestColdStartCompiles: a run with more file resources than the cold
 // limit (100 on 2 cores), and a small run with CCM_BACKGROUND_COMPILE=0,
 // compile before they run, as ccm always did, and mark the module: no
-// interpreter, no background process.
+// interpreter, no background process. (The cache holds the compiled code
+// already, without a marker, so that the test does not pay two cold
+// compiles; TestColdStartSmallRun starts from an empty one.)
 func TestColdStartCompiles(t *testing.T) {
 	t.Parallel()
+	seed := t.TempDir()
+	if res := ccmtest.Run(t, seed, []string{"CCM_CACHE_DIR=" + seed}, "plugin", "compile", "file"); res.Code != 0 {
+		t.Fatalf("ccm plugin compile file: exit %d\n%s", res.Code, res.Stderr)
+	}
 	for _, tc := range []struct {
 		name  string
 		files int
@@ -106,12 +127,12 @@ func TestColdStartCompiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cache := coldCache(t)
+			cache := seededCache(t, seed)
 			dir := e2eDir(t)
 			var sb strings.Builder
 			sb.WriteString("ccm:\n  resources:\n    - file:\n")
 			for i := range tc.files {
-				fmt.Fprintf(&sb, "        - @DIR@/out/f%d: {ensure: present, content: \"%d\"}\n", i, i)
+				fmt.Fprintf(&sb, "        - @DIR@/f%d: {ensure: present, owner: @USER@, group: @GROUP@, mode: \"0644\", content: \"%d\"}\n", i, i)
 			}
 			m := writeManifest(t, dir, "m.yaml", sb.String())
 			env := append([]string{"CCM_CACHE_DIR=" + cache, "GOMAXPROCS=2"}, tc.env...)
@@ -122,7 +143,7 @@ func TestColdStartCompiles(t *testing.T) {
 			if n := markers(t, cache); n != 1 {
 				t.Fatalf("%d markers right after the run, want 1", n)
 			}
-			if b, err := os.ReadFile(filepath.Join(dir, "out", fmt.Sprintf("f%d", tc.files-1))); err != nil || string(b) != fmt.Sprint(tc.files-1) {
+			if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("f%d", tc.files-1))); err != nil || string(b) != fmt.Sprint(tc.files-1) {
 				t.Fatalf("last file: %q, %v", b, err)
 			}
 		})
