@@ -9,7 +9,8 @@
 //	converge first apply of N files (files absent; ccm's cache warm)
 //	ensure   `ensure file` of one stable file
 //	apply1   stable apply of a 1-resource manifest
-//	cold     ccm only: first run of 1 file with an empty compilation cache
+//	cold     ccm builds only (and -ref when -ref-name is not CCM): first run
+//	         of 1 file with an empty compilation cache
 //	floor    the floor for warm: in this process, lstat, read and compare
 //	         the N files with their desired content (what any tool must do),
 //	         and for converge: create a temp file, write, fsync and rename
@@ -278,12 +279,19 @@ func (b *bench) ensure() {
 }
 
 func (b *bench) cold() {
+	// ccm builds only (CCM compiles nothing): ccm, and the reference when
+	// it is another ccm (-ref-name other than CCM).
 	tools := b.tools
-	b.tools = tools[:1]
+	b.tools = nil
+	for _, t := range tools {
+		if !t.ref || t.name != "CCM" {
+			b.tools = append(b.tools, t)
+		}
+	}
 	defer func() { b.tools = tools }()
 	var manifest, cache string
 	b.interleave("cold first run, 1 file, empty cache", func(t tool, i int) {
-		base := filepath.Join(b.dir, fmt.Sprintf("cold-%d", i))
+		base := filepath.Join(b.dir, fmt.Sprintf("cold-%s-%d", t.name, i))
 		manifest = b.manifest(base, 1)
 		cache = filepath.Join(base, "cache")
 	}, func(t tool, _ int) sample {
