@@ -46,16 +46,16 @@ type plugin struct {
 	// trusted marks a module given with WithBuiltins: compiled without the
 	// per-loop termination check, watched instead (trusted.go).
 	trusted bool
+
+	mu sync.Mutex
 	// announced is how many resources of this plugin the Host's runs
 	// announced (Preload); interpreted marks a built-in loaded with
 	// wazero's interpreter because it was not compiled yet (cold.go).
 	announced   int
 	interpreted bool
-
-	mu       sync.Mutex
-	compiled *extism.CompiledPlugin
-	info     *abi.PluginInfo
-	exports  map[string]bool // the module's exported functions
+	compiled    *extism.CompiledPlugin
+	info        *abi.PluginInfo
+	exports     map[string]bool // the module's exported functions
 	// live are the instances, at most maxInstances, one per scope key;
 	// cur is the one serving (or that last served) a call.
 	live   []*instance
