@@ -90,10 +90,10 @@ run has to. Run it when building an image or after installing ccm.
 
 Without it, the first run that needs a built-in type that is not compiled
 yet and has few resources of it (at most 100 on 2 cores, 200 / the number
-of cores in general) runs that type's plugin in an
-interpreter (slower per resource, but with no compile to wait for) and starts
-this command in the background, detached and at the lowest priority, to
-fill the cache for the next run. CCM_BACKGROUND_COMPILE=0 turns that off:
+of cores in general) runs that type's plugin in an interpreter (slower per
+resource, but with no compile to wait for) and starts this command in the
+background, detached and at the lowest priority, to fill the cache for the
+next run. CCM_BACKGROUND_COMPILE=0 turns that off:
 every run then compiles what it needs first. See docs/performance.md.`,
 		Example: `  # in an image build, after installing ccm
   ccm plugin compile
