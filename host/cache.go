@@ -44,14 +44,17 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 }
 
 // wipeCache removes the compiled entries wazero keeps under dir (in its
-// wazero-<version>-<arch>-<os> subdirectories), so a corrupt entry is
-// rebuilt on the next compile. It deletes only names wazero writes (64 hex
-// digits, or their .tmp files), never anything else a mistaken dir holds.
+// wazero-<version>-<arch>-<os> subdirectories) and ccm's markers of them
+// (ccm-compiled, cold.go), so a corrupt entry is rebuilt on the next
+// compile. It deletes only names wazero and the markers use (64 hex digits,
+// or their .tmp files), never anything else a mistaken dir holds.
 func wipeCache(dir string) error {
 	subs, err := filepath.Glob(filepath.Join(dir, "wazero-*"))
 	if err != nil {
 		return fmt.Errorf("wipe compilation cache %s: %w", dir, err)
 	}
+	// The compiled-module markers (cold.go) go with the entries.
+	subs = append(subs, filepath.Join(dir, markerDir))
 	var firstErr error
 	for _, sub := range subs {
 		entries, err := os.ReadDir(sub)

@@ -27,18 +27,63 @@ func (h *Host) Info(ctx context.Context, caller trust.Caller, typ string) (abi.P
 
 // Preload loads the plugins of types in parallel (compile, instantiate,
 // describe) for caller, so a run pays compile time up front and only once
-// per type.
+// per type. An id listed n times announces n resources of it in this run:
+// with WithColdStart, a built-in not compiled yet that a run announces few
+// resources of is interpreted instead (cold.go).
 func (h *Host) Preload(ctx context.Context, caller trust.Caller, types []string) error {
 	types = slices.Clone(types)
 	slices.Sort(types)
-	types = slices.Compact(types)
-	errs := make([]error, len(types))
+	var ids []string
+	var counts []int
+	for _, typ := range types {
+		if len(ids) > 0 && ids[len(ids)-1] == typ {
+			counts[len(counts)-1]++
+			continue
+		}
+		ids, counts = append(ids, typ), append(counts, 1)
+	}
+	errs := make([]error, len(ids))
+	interp := make([]bool, len(ids))
 	var wg sync.WaitGroup
-	for i, typ := range types {
-		wg.Go(func() { _, errs[i] = h.Info(ctx, caller, typ) })
+	for i, typ := range ids {
+		wg.Go(func() {
+			errs[i] = h.preload(ctx, caller, typ, counts[i])
+			interp[i] = errs[i] == nil && h.interpreted(typ)
+		})
 	}
 	wg.Wait()
+	var interpreted []string
+	for i, typ := range ids {
+		if interp[i] {
+			interpreted = append(interpreted, typ)
+		}
+	}
+	h.startBackground(interpreted)
 	return errors.Join(errs...)
+}
+
+// preload announces n resources of typ and loads its plugin.
+func (h *Host) preload(ctx context.Context, caller trust.Caller, typ string, n int) error {
+	p, err := h.plugin(typ)
+	if err != nil {
+		return err
+	}
+	if err := p.announce(ctx, n); err != nil {
+		return err
+	}
+	_, err = p.load(ctx, caller)
+	return err
+}
+
+// interpreted reports whether typ's plugin is loaded interpreted (cold.go).
+func (h *Host) interpreted(typ string) bool {
+	p, err := h.plugin(typ)
+	if err != nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.interpreted
 }
 
 // Validate runs ccm_validate for reqs, in one ccm_validate_batch call when the

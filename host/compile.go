@@ -20,14 +20,32 @@ import (
 // termination check (trusted.go); wazero keys compiled code by the module's
 // bytes and that flag, so both kinds share one cache.
 func (h *Host) compile(ctx context.Context, typ string, wasm []byte, trusted bool) (*extism.CompiledPlugin, error) {
+	cp, _, err := h.compileCached(ctx, typ, wasm, trusted)
+	return cp, err
+}
+
+// compileMarked is compile for a module that may be a built-in: a trusted
+// module compiled into (or found in) the persistent cache is marked
+// compiled (cold.go), sum being the sha256 of wasm.
+func (h *Host) compileMarked(ctx context.Context, typ string, wasm []byte, trusted bool, sum string) (*extism.CompiledPlugin, error) {
+	cp, persisted, err := h.compileCached(ctx, typ, wasm, trusted)
+	if err == nil && persisted && trusted {
+		h.markCompiled(sum, false)
+	}
+	return cp, err
+}
+
+// compileCached is compile; persisted says the module's compiled code is
+// in the persistent cache (false when there is none or it failed).
+func (h *Host) compileCached(ctx context.Context, typ string, wasm []byte, trusted bool) (*extism.CompiledPlugin, bool, error) {
 	dir := h.cacheDir
 	cp, err := h.newCompiled(ctx, wasm, h.cache, !trusted)
 	if err == nil || dir == "" || ctx.Err() != nil {
-		return cp, wrapCompile(typ, err)
+		return cp, err == nil && dir != "", wrapCompile(typ, err)
 	}
 	cp, err2 := h.newCompiled(ctx, wasm, wazero.NewCompilationCache(), !trusted)
 	if err2 != nil {
-		return nil, wrapCompile(typ, err2)
+		return nil, false, wrapCompile(typ, err2)
 	}
 	warning := fmt.Errorf("compilation cache %s failed for type %q (%v); compiled without it and wiped its entries", dir, typ, err)
 	if werr := wipeCache(dir); werr != nil {
@@ -36,7 +54,7 @@ func (h *Host) compile(ctx context.Context, typ string, wasm []byte, trusted boo
 	h.mu.Lock()
 	h.cacheWarning = warning
 	h.mu.Unlock()
-	return cp, nil
+	return cp, false, nil
 }
 
 func wrapCompile(typ string, err error) error {

@@ -42,11 +42,14 @@ type Host struct {
 	names         hostcall.NameCache
 	locks         runLocks // run lock files (lock.go)
 
-	mu           sync.Mutex
-	plugins      map[string]*plugin // by id: the type name, or type@sum for a registered file
-	bySum        map[string]*plugin // registered files by the sha256 of their bytes
-	closed       bool
-	cacheWarning error
+	cold ColdStart // interpreting built-ins not compiled yet (cold.go)
+
+	mu                sync.Mutex
+	backgroundStarted bool               // ColdStart.Background was called
+	plugins           map[string]*plugin // by id: the type name, or type@sum for a registered file
+	bySum             map[string]*plugin // registered files by the sha256 of their bytes
+	closed            bool
+	cacheWarning      error
 }
 
 var _ hostapi.Plugins = (*Host)(nil)
@@ -94,6 +97,7 @@ func New(opts ...Option) (*Host, error) {
 		stuck:         exitStuck,
 		stuckGrace:    defaultStuckGrace,
 		backstopAfter: defaultBackstopAfter,
+		cold:          c.cold,
 	}
 	var err error
 	h.cache, err = openCache(dir)

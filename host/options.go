@@ -115,6 +115,7 @@ type config struct {
 	sources     []source
 	dirs        []source // operator plugin directories (WithPluginDirs), searched after sources
 	limits      Limits
+	cold        ColdStart
 }
 
 // WithCacheDir puts wazero's persistent compilation cache in dir. An empty

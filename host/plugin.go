@@ -47,10 +47,15 @@ type plugin struct {
 	// per-loop termination check, watched instead (trusted.go).
 	trusted bool
 
-	mu       sync.Mutex
-	compiled *extism.CompiledPlugin
-	info     *abi.PluginInfo
-	exports  map[string]bool // the module's exported functions
+	mu sync.Mutex
+	// announced is how many resources of this plugin the Host's runs
+	// announced (Preload); interpreted marks a built-in loaded with
+	// wazero's interpreter because it was not compiled yet (cold.go).
+	announced   int
+	interpreted bool
+	compiled    *extism.CompiledPlugin
+	info        *abi.PluginInfo
+	exports     map[string]bool // the module's exported functions
 	// live are the instances, at most maxInstances, one per scope key;
 	// cur is the one serving (or that last served) a call.
 	live   []*instance
@@ -107,7 +112,12 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 			p.sum = moduleSum(wasm)
 		}
 		var err error
-		p.compiled, err = p.host.compile(ctx, p.typ, wasm, p.trusted)
+		if p.interpretCold() {
+			p.compiled, err = p.host.newInterpreted(ctx, p.typ, wasm)
+			p.interpreted = err == nil
+		} else {
+			p.compiled, err = p.host.compileMarked(ctx, p.typ, wasm, p.trusted, p.sum)
+		}
 		if err != nil {
 			return err
 		}

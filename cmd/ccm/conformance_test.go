@@ -421,6 +421,7 @@ func runCCM(t *testing.T, dir string, env []string, args ...string) (ccmtest.Res
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"CCM_CACHE_DIR=" + filepath.Join(os.TempDir(), "ccmtest-cache"),
+		"CCM_BACKGROUND_COMPILE=0",
 		"NO_COLOR=1",
 	}, env...)
 	var stdout, stderr bytes.Buffer

@@ -477,6 +477,7 @@ func runStdin(t *testing.T, dir string, env []string, stdin string, args ...stri
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"CCM_CACHE_DIR=" + filepath.Join(os.TempDir(), "ccmtest-cache"),
+		"CCM_BACKGROUND_COMPILE=0",
 		"NO_COLOR=1",
 	}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -688,6 +689,7 @@ echo "session was $CCM_SESSION_STORE"
 			"PATH=" + filepath.Dir(bin) + ":" + os.Getenv("PATH"),
 			"HOME=" + os.Getenv("HOME"),
 			"CCM_CACHE_DIR=" + filepath.Join(os.TempDir(), "ccmtest-cache"),
+			"CCM_BACKGROUND_COMPILE=0",
 			"NO_COLOR=1",
 			"TMPDIR=" + tmp,
 		}, fakeEnv...)

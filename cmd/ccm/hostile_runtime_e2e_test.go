@@ -243,6 +243,7 @@ func startCCM(t *testing.T, dir string, args ...string) *ccmProcess {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		"CCM_CACHE_DIR=" + filepath.Join(os.TempDir(), "ccmtest-cache"),
+		"CCM_BACKGROUND_COMPILE=0",
 		"CCM_PLUGIN_PATH=",
 		"NO_COLOR=1",
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccm-dev/ccm/host"
 	"github.com/ccm-dev/ccm/internal/testing/ccmtest"
 )
 
@@ -41,8 +42,9 @@ func BenchmarkLatencyApplyOne(b *testing.B) {
 }
 
 // BenchmarkLatencyColdStart: the first `ccm apply` of one file with an
-// empty compilation cache (the plugin is compiled). At most 10 ops: each
-// compiles the file plugin.
+// empty compilation cache, as a user gets it: the file plugin interpreted,
+// its compile started in the background (waited for outside the timer).
+// At most 10 ops: each compiles the file plugin.
 func BenchmarkLatencyColdStart(b *testing.B) {
 	if b.N > 10 {
 		b.Skip("each op compiles the file plugin; run with -benchtime 10x or less")
@@ -57,7 +59,12 @@ func BenchmarkLatencyColdStart(b *testing.B) {
 		i++
 		_ = os.Remove(filepath.Join(dir, "f"))
 		b.StartTimer()
-		latencyRun(b, dir, []string{"CCM_CACHE_DIR=" + cache}, []string{"apply", m})
+		latencyRun(b, dir, []string{"CCM_CACHE_DIR=" + cache, "CCM_BACKGROUND_COMPILE=1"}, []string{"apply", m})
+		b.StopTimer()
+		if err := host.WaitBackgroundCompile(b.Context(), cache); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
 

@@ -34,7 +34,7 @@ more in ccm.plugins, for itself and its child manifests; see docs/plugins.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPluginListCommand(), newPluginInspectCommand())
+	cmd.AddCommand(newPluginListCommand(), newPluginInspectCommand(), newPluginCompileCommand())
 	return cmd
 }
 

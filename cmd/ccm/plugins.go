@@ -14,7 +14,7 @@ import (
 // cache that cannot be used is a warning, not an error: the run only gets
 // slower.
 func newPluginHost() (*host.Host, error) {
-	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithPluginDirs(host.DefaultPluginDirs()...))
+	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithPluginDirs(host.DefaultPluginDirs()...), coldStart())
 	if err != nil {
 		return nil, fmt.Errorf("starting the plugin host: %w", err)
 	}

@@ -148,11 +148,12 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	}
 
 	// Compile every plugin this manifest needs, in parallel, before
-	// touching any of them one by one.
+	// touching any of them one by one. Each id is listed once per resource:
+	// the host may load a plugin a run barely uses more cheaply.
 	var types []string
 	for _, r := range doc.Resources {
-		if id := p.plugins.id(r.Type); r.Type != applyType && !slices.Contains(types, id) {
-			types = append(types, id)
+		if r.Type != applyType {
+			types = append(types, p.plugins.id(r.Type))
 		}
 	}
 	resume := pauseGC()

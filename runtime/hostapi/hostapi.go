@@ -30,7 +30,9 @@ type Plugins interface {
 	// is an error wrapping ErrUnknownType.
 	Info(ctx context.Context, caller trust.Caller, typ string) (abi.PluginInfo, error)
 	// Preload compiles the plugins of these ids in parallel, so a run pays
-	// compile time once, up front.
+	// compile time once, up front. An id is listed once per resource of it
+	// the run will call (a hint: the host may interpret a plugin a run
+	// barely uses instead of compiling it).
 	Preload(ctx context.Context, caller trust.Caller, types []string) error
 	// Register loads the plugin module in file (an absolute path): it reads
 	// the file once, through caller.Grants like a plugin's ccm_fs_read

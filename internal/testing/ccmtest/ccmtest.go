@@ -98,6 +98,10 @@ func Command(tb testing.TB, dir string, env []string, args ...string) *exec.Cmd 
 		"HOME=" + os.Getenv("HOME"),
 		"CCM_CACHE_DIR=" + cacheDir,
 		"CCM_PLUGIN_PATH=", // no operator plugins unless a test sets its own
+		// Compile before the run, as ccm did before cold starts: a
+		// background compile would outlive the test and write into a cache
+		// its cleanup removes (cmd/ccm/coldstart_e2e_test.go tests it).
+		"CCM_BACKGROUND_COMPILE=0",
 		"NO_COLOR=1",
 	}, env...)
 	return cmd
