@@ -16,6 +16,10 @@ type earlyLoad struct {
 	wg   sync.WaitGroup
 	done atomic.Bool
 	big  bool // the text is large enough for its parse to leave megabytes of garbage
+	// announced is how many resources of each plugin id the early load
+	// announced to the host; loadDocument announces only the rest, so a
+	// run's resources are not counted twice.
+	announced map[string]int
 }
 
 // collectAfterParse is the manifest size from which parsed runs a garbage
@@ -38,10 +42,19 @@ const collectAfterParse = 64 << 10
 func (e *Engine) preloadGuessed(ctx context.Context, s scope, src []byte) *earlyLoad {
 	l := &earlyLoad{big: len(src) >= collectAfterParse}
 	var ids []string
-	for _, typ := range manifest.GuessTypes(src) {
-		if typ != applyType {
-			ids = append(ids, s.plugins.id(typ))
+	types, counts := manifest.GuessTypeCounts(src)
+	for i, typ := range types {
+		if typ == applyType {
+			continue
 		}
+		id := s.plugins.id(typ)
+		for range counts[i] {
+			ids = append(ids, id)
+		}
+		if l.announced == nil {
+			l.announced = map[string]int{}
+		}
+		l.announced[id] += counts[i]
 	}
 	if len(ids) == 0 {
 		l.done.Store(true)

@@ -76,7 +76,7 @@ func (e *Engine) Ensure(ctx context.Context, req EnsureRequest) (*session.Event,
 	if len(doc.Resources) != 1 {
 		return nil, fmt.Errorf("BUG: ensure document holds %d resources", len(doc.Resources))
 	}
-	p, err := e.loadDocument(ctx, s, doc, nil)
+	p, err := e.loadDocument(ctx, s, doc, nil, nil)
 	if err != nil {
 		return nil, ensureError(s.file, err)
 	}

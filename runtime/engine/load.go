@@ -101,7 +101,7 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 		return nil, err
 	}
 	s.ancestry = ancestry
-	p, err := e.loadDocument(ctx, s, doc, passed)
+	p, err := e.loadDocument(ctx, s, doc, passed, early.announced)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,11 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 
 // loadDocument resolves and validates the parsed manifest doc of scope s
 // (see load); `ccm ensure` builds doc in memory.
-func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Document, passed map[string]any) (*plan, error) {
+//
+// announced counts the resources per plugin id that an early load
+// (preloadGuessed) already announced to the host: only the rest are
+// announced again, and each id at least once, so its load is waited for.
+func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Document, passed map[string]any, announced map[string]int) (*plan, error) {
 	// Third-party plugins are registered (pins checked, modules compiled)
 	// before anything else of the manifest is resolved or run.
 	declared, err := e.declare(ctx, s, doc.Plugins)
@@ -150,10 +154,21 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 	// Compile every plugin this manifest needs, in parallel, before
 	// touching any of them one by one. Each id is listed once per resource:
 	// the host may load a plugin a run barely uses more cheaply.
-	var types []string
+	var ids []string
+	perID := map[string]int{}
 	for _, r := range doc.Resources {
 		if r.Type != applyType {
-			types = append(types, p.plugins.id(r.Type))
+			id := p.plugins.id(r.Type)
+			if perID[id] == 0 {
+				ids = append(ids, id)
+			}
+			perID[id]++
+		}
+	}
+	var types []string
+	for _, id := range ids {
+		for range max(1, perID[id]-announced[id]) {
+			types = append(types, id)
 		}
 	}
 	resume := pauseGC()

@@ -17,8 +17,21 @@ import (
 // never trusted: Parse decides what the manifest holds, and a wrong guess
 // only costs the load of a plugin that is not used.
 func GuessTypes(src []byte) []string {
+	types, _ := GuessTypeCounts(src)
+	return types
+}
+
+// GuessTypeCounts is GuessTypes with, for each type, how many resources
+// its items seem to hold (the "- NAME:" entries at the first indentation
+// inside an item, at least 1 per type): the host may load a plugin that a
+// run barely uses more cheaply, so the early load announces about as
+// many resources as the parse will find.
+func GuessTypeCounts(src []byte) ([]string, []int) {
 	var (
 		types      []string
+		counts     []int
+		current    = -1 // index in types of the item being read
+		entry      = -1 // indentation of the current item's "- " entries
 		inCCM      bool
 		ccmIndent  = -1 // indentation of the ccm section's keys
 		listIndent = -1 // indentation of resources' "- " items, once seen
@@ -34,7 +47,7 @@ func GuessTypes(src []byte) []string {
 			continue
 		}
 		if content[0] == '\t' {
-			return nil // not YAML's indentation: unsure
+			return nil, nil // not YAML's indentation: unsure
 		}
 		if indent == 0 {
 			if inCCM {
@@ -43,7 +56,7 @@ func GuessTypes(src []byte) []string {
 			if isKeyLine(content, "ccm") {
 				inCCM = true
 			} else if bytes.HasPrefix(content, []byte("ccm:")) || content[0] == '{' || content[0] == '[' || content[0] == '"' || content[0] == '\'' {
-				return nil // flow style, JSON or quoted keys
+				return nil, nil // flow style, JSON or quoted keys
 			}
 			continue
 		}
@@ -53,24 +66,35 @@ func GuessTypes(src []byte) []string {
 		if inList {
 			if listIndent < 0 {
 				if content[0] != '-' || indent < ccmIndent {
-					return nil
+					return nil, nil
 				}
 				listIndent = indent
 			}
 			switch {
 			case indent > listIndent:
+				if current >= 0 && content[0] == '-' {
+					if entry < 0 {
+						entry = indent
+					}
+					if indent == entry {
+						counts[current]++
+					}
+				}
 				continue // inside an item
 			case indent == listIndent && content[0] == '-':
 				typ, ok := itemType(content)
 				if !ok {
-					return nil
+					return nil, nil
 				}
-				if !slices.Contains(types, typ) {
-					types = append(types, typ)
+				current = slices.Index(types, typ)
+				if current < 0 {
+					types, counts = append(types, typ), append(counts, 0)
+					current = len(types) - 1
 				}
+				entry = -1
 				continue
 			}
-			inList = false // the list ended: a key of ccm follows
+			inList, current = false, -1 // the list ended: a key of ccm follows
 		}
 		if ccmIndent < 0 {
 			ccmIndent = indent
@@ -80,14 +104,17 @@ func GuessTypes(src []byte) []string {
 		}
 		switch {
 		case bytes.HasPrefix(content, []byte("plugins:")), bytes.HasPrefix(content, []byte("<<")):
-			return nil // declared plugins, or keys merged from elsewhere
+			return nil, nil // declared plugins, or keys merged from elsewhere
 		case isKeyLine(content, "resources"):
 			inList = true
 		case bytes.HasPrefix(content, []byte("resources:")):
-			return nil // a flow list, or something else on the key's line
+			return nil, nil // a flow list, or something else on the key's line
 		}
 	}
-	return types
+	for i := range counts {
+		counts[i] = max(counts[i], 1)
+	}
+	return types, counts
 }
 
 // isKeyLine reports whether content is "KEY:", alone or with a comment.

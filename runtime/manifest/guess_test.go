@@ -172,3 +172,33 @@ func FuzzGuessTypes(f *testing.F) {
 		}
 	})
 }
+
+// TestGuessTypeCounts: each type's count is its items' entries (at least
+// one), so the early load announces about what the parse finds.
+func TestGuessTypeCounts(t *testing.T) {
+	src := `
+ccm:
+  resources:
+    - file:
+        - /a:
+            content: |
+              - not an entry
+        - /b: {}
+    - exec:
+        name: direct form, one resource
+    - file:
+        - /c: {}
+  pre_message: "- not an entry"
+`
+	types, counts := GuessTypeCounts([]byte(src))
+	if !slices.Equal(types, []string{"file", "exec"}) || !slices.Equal(counts, []int{3, 1}) {
+		t.Fatalf("GuessTypeCounts = %v %v, want [file exec] [3 1]", types, counts)
+	}
+	doc, err := Parse([]byte(src), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Resources) != 4 {
+		t.Fatalf("Parse found %d resources, want 4", len(doc.Resources))
+	}
+}
