@@ -22,18 +22,7 @@ func encodeInput(in any) ([]byte, error) {
 	case abi.BatchRequest:
 		e.b = make([]byte, 0, 256*len(v.Requests)+64)
 		e.str(`{"requests":`)
-		if v.Requests == nil {
-			e.str("null")
-		} else {
-			e.b = append(e.b, '[')
-			for i := range v.Requests {
-				if i > 0 {
-					e.b = append(e.b, ',')
-				}
-				e.request(&v.Requests[i])
-			}
-			e.b = append(e.b, ']')
-		}
+		list(&e, v.Requests, (*inputEncoder).request)
 		if v.StopOnFailure {
 			e.str(`,"stop_on_failure":true`)
 		}
@@ -41,18 +30,7 @@ func encodeInput(in any) ([]byte, error) {
 	case abi.ValidateBatchRequest:
 		e.b = make([]byte, 0, 192*len(v.Requests)+64)
 		e.str(`{"requests":`)
-		if v.Requests == nil {
-			e.str("null")
-		} else {
-			e.b = append(e.b, '[')
-			for i := range v.Requests {
-				if i > 0 {
-					e.b = append(e.b, ',')
-				}
-				e.validate(&v.Requests[i])
-			}
-			e.b = append(e.b, ']')
-		}
+		list(&e, v.Requests, (*inputEncoder).validate)
 		e.b = append(e.b, '}')
 	case abi.Request:
 		e.request(&v)
@@ -179,4 +157,21 @@ func (e *inputEncoder) value(v any) {
 		}
 		e.b = append(e.b, b...)
 	}
+}
+
+// list writes items as a JSON array (null when nil, as encoding/json does),
+// each with one.
+func list[T any](e *inputEncoder, items []T, one func(*inputEncoder, *T)) {
+	if items == nil {
+		e.str("null")
+		return
+	}
+	e.b = append(e.b, '[')
+	for i := range items {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		one(e, &items[i])
+	}
+	e.b = append(e.b, ']')
 }

@@ -334,15 +334,7 @@ func (b *bench) floor(n int) {
 		check(os.MkdirAll(dir, 0o755))
 		t0 := time.Now()
 		for i := range n {
-			tmp := filepath.Join(dir, fmt.Sprintf(".f%d.txt.tmp", i))
-			f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			check(err)
-			_, err = f.WriteString(fmt.Sprintf("file %d", i))
-			check(err)
-			check(f.Sync())
-			check(f.Chmod(0o644))
-			check(f.Close())
-			check(os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("f%d.txt", i))))
+			writeDurable(dir, i)
 		}
 		d, err := os.Open(dir)
 		check(err)
@@ -362,15 +354,7 @@ func (b *bench) floor(n int) {
 		for range 16 {
 			wg.Go(func() {
 				for i := range next {
-					tmp := filepath.Join(dir, fmt.Sprintf(".f%d.txt.tmp", i))
-					f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-					check(err)
-					_, err = f.WriteString(fmt.Sprintf("file %d", i))
-					check(err)
-					check(f.Sync())
-					check(f.Chmod(0o644))
-					check(f.Close())
-					check(os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("f%d.txt", i))))
+					writeDurable(dir, i)
 				}
 			})
 		}
@@ -413,4 +397,18 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "benchapply:", err)
 		os.Exit(1)
 	}
+}
+
+// writeDurable writes dir/f<i>.txt as a tool has to for a crash to leave
+// no partial file: a temp file, its content, fsync, mode, rename.
+func writeDurable(dir string, i int) {
+	tmp := filepath.Join(dir, fmt.Sprintf(".f%d.txt.tmp", i))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	check(err)
+	_, err = f.WriteString(fmt.Sprintf("file %d", i))
+	check(err)
+	check(f.Sync())
+	check(f.Chmod(0o644))
+	check(f.Close())
+	check(os.Rename(tmp, filepath.Join(dir, fmt.Sprintf("f%d.txt", i))))
 }
