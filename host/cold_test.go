@@ -51,24 +51,11 @@ func (r *coldRecorder) got() [][]string {
 // coldHostile is builtinHostile with a cold start allowing max resources.
 func coldHostile(t *testing.T, cache string, max int, rec *coldRecorder, l Limits) *Host {
 	t.Helper()
-	wasm, err := os.ReadFile("../testdata/plugins/hostile/hostile.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "hostile.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cold := ColdStart{MaxResources: max}
 	if rec != nil {
 		cold.Background = rec.background
 	}
-	h, err := New(WithBuiltins(os.DirFS(dir)), WithCacheDir(cache), WithLimits(l), WithColdStart(cold))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	return h
+	return builtinHostile(t, cache, l, WithColdStart(cold))
 }
 
 // preloadN announces n hostile resources.

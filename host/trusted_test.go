@@ -17,8 +17,8 @@ import (
 // other module keeps the check.
 
 // builtinHostile returns a host that serves the hostile module as if it
-// were compiled into ccm, with cache as its compilation cache.
-func builtinHostile(t *testing.T, cache string, l Limits) *Host {
+// were compiled into ccm, with cache as its compilation cache (and opts).
+func builtinHostile(t *testing.T, cache string, l Limits, opts ...Option) *Host {
 	t.Helper()
 	wasm, err := os.ReadFile("../testdata/plugins/hostile/hostile.wasm")
 	if err != nil {
@@ -28,7 +28,7 @@ func builtinHostile(t *testing.T, cache string, l Limits) *Host {
 	if err := os.WriteFile(filepath.Join(dir, "hostile.wasm"), wasm, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(WithBuiltins(os.DirFS(dir)), WithCacheDir(cache), WithLimits(l))
+	h, err := New(append([]Option{WithBuiltins(os.DirFS(dir)), WithCacheDir(cache), WithLimits(l)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
