@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,12 +64,7 @@ func startBackgroundCompile(types []string, lock *os.File) error {
 		return err
 	}
 	cmd := exec.Command(exe, append([]string{"plugin", "compile", "--background", "--"}, types...)...)
-	for _, kv := range os.Environ() {
-		// The child must not overwrite this run's profiles.
-		if !strings.HasPrefix(kv, "CCM_CPUPROFILE=") && !strings.HasPrefix(kv, "CCM_MEMPROFILE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = childEnv(os.Environ())
 	cmd.ExtraFiles = []*os.File{lock}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -148,4 +144,16 @@ func pluginCompile(cmd *cobra.Command, types []string, background bool) error {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d plugins did not compile", failed, len(types))}
 	}
 	return nil
+}
+
+// childEnv is environ without profileEnv: the background compile must not
+// overwrite this run's profiles or trace.
+func childEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(profileEnv, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

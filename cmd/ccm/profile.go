@@ -7,6 +7,11 @@ import (
 	"runtime/trace"
 )
 
+// profileEnv lists the variables that make a process write a profile or
+// trace to a FILE: a process ccm starts itself (the background compile)
+// must not inherit them, or it would overwrite this run's.
+var profileEnv = []string{"CCM_CPUPROFILE", "CCM_MEMPROFILE", "CCM_TRACE"}
+
 // CCM_CPUPROFILE=FILE writes a CPU profile of the whole process, for
 // performance work (docs/performance.md). It is read before flags so that
 // flag parsing and plugin loading are profiled too. CCM_MEMPROFILE=FILE
