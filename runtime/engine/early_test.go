@@ -25,6 +25,9 @@ type preloadSpy struct {
 	guessedErr error
 	delay      time.Duration
 	ended      bool // the guessed call returned
+	// endedFirst records, for each call not from the guess, whether the
+	// guessed call had returned when it came.
+	endedFirst []bool
 }
 
 func (p *preloadSpy) Preload(_ context.Context, caller trust.Caller, types []string) error {
@@ -36,6 +39,9 @@ func (p *preloadSpy) Preload(_ context.Context, caller trust.Caller, types []str
 	}
 	p.calls = append(p.calls, call)
 	p.callers = append(p.callers, caller)
+	if !guessed {
+		p.endedFirst = append(p.endedFirst, p.ended)
+	}
 	p.mu.Unlock()
 	if !guessed {
 		return nil
@@ -66,8 +72,9 @@ func fromGuess() bool {
 // are loaded once before the parse (for this scope's caller) and asked
 // again by loadDocument, which waits for that load; the guess announces
 // the two resources and loadDocument only what is left (each id at least
-// once), so a run's resources are not counted twice; a manifest declaring
-// plugins gets no guess.
+// once), so a run's resources are not counted twice, and only after the
+// guessed load ended (even a slow one), so the host hears the guessed
+// counts first; a manifest declaring plugins gets no guess.
 func TestEarlyPreloadGuessedTypes(t *testing.T) {
 	dir := tree(t, map[string]string{
 		"m.yaml": "ccm:\n  resources:\n    - mark:\n        - a: {}\n        - b: {}\n",
@@ -80,7 +87,7 @@ ccm:
         - a: {}
 `,
 	})
-	spy := &preloadSpy{fakePlugins: &fakePlugins{}}
+	spy := &preloadSpy{fakePlugins: &fakePlugins{}, delay: 50 * time.Millisecond}
 	res, err := run(t, nil, filepath.Join(dir, "m.yaml"), func(o *Options) { o.Plugins = spy })
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +98,9 @@ ccm:
 	slices.SortFunc(spy.calls, func(a, b []string) int { return strings.Compare(strings.Join(a, " "), strings.Join(b, " ")) })
 	if len(spy.calls) != 2 || !slices.Equal(spy.calls[0], []string{"guessed", "mark", "mark"}) || !slices.Equal(spy.calls[1], []string{"mark"}) {
 		t.Fatalf("Preload calls %q, want the guessed [mark mark] and loadDocument's [mark]", spy.calls)
+	}
+	if !slices.Equal(spy.endedFirst, []bool{true}) {
+		t.Fatalf("loadDocument's Preload came before the guessed one ended (%v): the host must hear the guessed counts first", spy.endedFirst)
 	}
 	if spy.callers[0].Manifest != filepath.Join(dir, "m.yaml") || spy.callers[0].Manifest != spy.callers[1].Manifest {
 		t.Fatalf("callers %+v: the guessed load must run for the manifest's own scope", spy.callers)

@@ -101,7 +101,7 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 		return nil, err
 	}
 	s.ancestry = ancestry
-	p, err := e.loadDocument(ctx, s, doc, passed, early.announced)
+	p, err := e.loadDocument(ctx, s, doc, passed, early)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +112,13 @@ func (e *Engine) load(ctx context.Context, s scope, passed map[string]any) (*pla
 // loadDocument resolves and validates the parsed manifest doc of scope s
 // (see load); `ccm ensure` builds doc in memory.
 //
-// announced counts the resources per plugin id that an early load
-// (preloadGuessed) already announced to the host: only the rest are
-// announced again, and each id at least once, so its load is waited for.
-func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Document, passed map[string]any, announced map[string]int) (*plan, error) {
+// early is the load preloadGuessed started for this manifest (nil: none).
+// It is waited for before the plugins are loaded here, so its announced
+// counts reach the host first (a small count must never decide alone how
+// a plugin loads while the early load's count is on its way), and only
+// the resources it did not announce are announced again, each id at least
+// once so that its load is waited for.
+func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Document, passed map[string]any, early *earlyLoad) (*plan, error) {
 	// Third-party plugins are registered (pins checked, modules compiled)
 	// before anything else of the manifest is resolved or run.
 	declared, err := e.declare(ctx, s, doc.Plugins)
@@ -164,6 +167,11 @@ func (e *Engine) loadDocument(ctx context.Context, s scope, doc *manifest.Docume
 			}
 			perID[id]++
 		}
+	}
+	var announced map[string]int
+	if early != nil {
+		early.wait()
+		announced = early.announced
 	}
 	var types []string
 	for _, id := range ids {
