@@ -98,6 +98,8 @@ type Runtime interface {
 	//
 	//   - The resulting module name defaults to what was binary from the custom name section.
 	//   - Any pre-compilation done after decoding the source is dependent on RuntimeConfig.
+	//   - The CompiledModule keeps views of binary (ccm patch, third_party/README.md):
+	//     binary must not change while it is in use.
 	//
 	// See https://www.w3.org/TR/2019/REC-wasm-core-1-20191205/#name-section%E2%91%A0
 	CompileModule(ctx context.Context, binary []byte) (CompiledModule, error)
@@ -235,7 +237,7 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		r.memoryLimitPages, r.memoryCapacityFromMax, !r.dwarfDisabled, r.storeCustomSections)
 	if err != nil {
 		return nil, err
-	} else if err = internal.Validate(r.enabledFeatures); err != nil {
+	} else if err = internal.ValidateSections(r.enabledFeatures); err != nil {
 		// TODO: decoders should validate before returning, as that allows
 		// them to err with the correct position in the wasm binary.
 		return nil, err
@@ -259,6 +261,21 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		return nil, err
 	}
 	internal.AssignModuleID(binary, listeners, r.ensureTermination)
+
+	// ccm patch (third_party/README.md): compiled code the engine holds for
+	// this module ID (a sha256 of these bytes) was compiled from these very
+	// function bodies after they validated; validating them again was most
+	// of a cached load's time. Any other module's bodies are validated.
+	if cc, ok := r.store.Engine.(wasm.CachedCompiler); ok {
+		if hit, err := cc.CompileModuleFromCache(ctx, internal, listeners, r.ensureTermination); err != nil {
+			return nil, err
+		} else if hit {
+			return c, nil
+		}
+	}
+	if err = internal.ValidateFunctions(r.enabledFeatures); err != nil {
+		return nil, err
+	}
 	if err = r.store.Engine.CompileModule(ctx, internal, listeners, r.ensureTermination); err != nil {
 		return nil, err
 	}

@@ -39,13 +39,20 @@ func GetWazeroVersion() (ret string) {
 		}
 	}
 	if versionMissing(ret) {
-		return Default // don't return parens
+		return Default + ccmPatch // don't return parens
 	}
 
 	// Cache for the subsequent calls.
-	version = ret
-	return ret
+	version = ret + ccmPatch
+	return version
 }
+
+// ccmPatch marks what third_party/wazero.patch changes (third_party/README.md).
+// It is part of the compilation cache's directory name and of each entry's
+// header, so this build never reads a cache entry written by a wazero
+// without the patch, nor one with another patch level: raise it when the
+// patch changes compiled code or the cache's format.
+const ccmPatch = "+ccm.1"
 
 func versionMissing(ret string) bool {
 	return ret == "" || ret == "(devel)" // pkg.go defaults to (devel)

@@ -34,6 +34,17 @@ type Engine interface {
 	NewModuleEngine(module *Module, instance *ModuleInstance) (ModuleEngine, error)
 }
 
+// CachedCompiler is implemented by an engine that keeps compiled code across
+// CompileModule calls (ccm patch, third_party/README.md).
+type CachedCompiler interface {
+	// CompileModuleFromCache does what CompileModule does when the engine
+	// already holds compiled code for the module (its ID, a hash of its
+	// bytes), in memory or in its file cache, and reports whether it did.
+	// On false the module is not compiled: the caller validates its
+	// function bodies, then calls CompileModule.
+	CompileModuleFromCache(ctx context.Context, module *Module, listeners []experimental.FunctionListener, ensureTermination bool) (bool, error)
+}
+
 // ModuleEngine implements function calls for a given module.
 type ModuleEngine interface {
 	// DoneInstantiation is called at the end of the instantiation of the module.

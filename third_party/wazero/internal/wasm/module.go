@@ -279,6 +279,10 @@ func (m *Module) typeIndexOfFunction(funcIdx Index) (Index, bool) {
 }
 
 func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
+	return m.validate(enabledFeatures, true)
+}
+
+func (m *Module) validate(enabledFeatures api.CoreFeatures, bodies bool) error {
 	for i := range m.TypeSection {
 		tp := &m.TypeSection[i]
 		tp.CacheNumInUint64()
@@ -317,7 +321,7 @@ func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
 		return err
 	}
 
-	if m.CodeSection != nil {
+	if bodies && m.CodeSection != nil {
 		if err = m.validateFunctions(enabledFeatures, functions, globals, memory, tables, tags, MaximumFunctionIndex); err != nil {
 			return err
 		}
@@ -335,6 +339,26 @@ func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
 		return err
 	}
 	return nil
+}
+
+// ValidateSections is Validate without the function bodies (ccm patch,
+// third_party/README.md): runtime.CompileModule validates the bodies only
+// when the engine has no compiled code for the module's exact bytes.
+func (m *Module) ValidateSections(enabledFeatures api.CoreFeatures) error {
+	return m.validate(enabledFeatures, false)
+}
+
+// ValidateFunctions validates the function bodies that ValidateSections
+// left out (ccm patch).
+func (m *Module) ValidateFunctions(enabledFeatures api.CoreFeatures) error {
+	if m.CodeSection == nil {
+		return nil
+	}
+	functions, globals, memory, tables, tags, err := m.AllDeclarations()
+	if err != nil {
+		return err
+	}
+	return m.validateFunctions(enabledFeatures, functions, globals, memory, tables, tags, MaximumFunctionIndex)
 }
 
 func (m *Module) validateConcreteRefTypes() error {

@@ -143,6 +143,17 @@ func NewEngine(ctx context.Context, _ api.CoreFeatures, fc filecache.Cache) wasm
 }
 
 // CompileModule implements wasm.Engine.
+// CompileModuleFromCache implements wasm.CachedCompiler (ccm patch,
+// third_party/README.md).
+func (e *engine) CompileModuleFromCache(_ context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) (bool, error) {
+	if wazevoapi.PerfMapEnabled {
+		wazevoapi.PerfMap.Lock()
+		defer wazevoapi.PerfMap.Unlock()
+	}
+	_, ok, err := e.getCompiledModule(module, listeners, ensureTermination)
+	return ok, err
+}
+
 func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) (err error) {
 	if wazevoapi.PerfMapEnabled {
 		wazevoapi.PerfMap.Lock()

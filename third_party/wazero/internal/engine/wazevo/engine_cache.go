@@ -1,6 +1,7 @@
 package wazevo
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"unsafe"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -164,6 +166,9 @@ func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader
 	}
 	// The length of code segment (8 bytes).
 	buf.Write(u64.LeBytes(uint64(len(cm.executable))))
+	// ccm patch (third_party/README.md): the native code starts at a
+	// multiple of codeAlign in the file, so that a load can map it.
+	buf.Write(make([]byte, codePadding(buf.Len())))
 	// Append the native code.
 	buf.Write(cm.executable)
 	// Append checksum.
@@ -195,8 +200,11 @@ func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader
 	return bytes.NewReader(buf.Bytes())
 }
 
-func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *compiledModule, staleCache bool, err error) {
-	defer reader.Close()
+func deserializeCompiledModule(wazeroVersion string, file io.ReadCloser) (cm *compiledModule, staleCache bool, err error) {
+	defer file.Close()
+	// ccm patch (third_party/README.md): buffered, the function offsets
+	// below are not one read system call each (thousands for a Go guest).
+	reader := bufio.NewReaderSize(file, 64<<10)
 	cacheHeaderSize := len(magic) + 1 /* version size */ + len(wazeroVersion) + 4 /* number of functions */
 
 	// Read the header before the native code.
@@ -248,27 +256,26 @@ func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *
 	}
 
 	if executableLen > 0 {
-		executable, err := platform.MmapCodeSegment(int(executableLen))
+		pos := cacheHeaderSize + 8*int(functionsNum) + 8
+		executable, mapped, err := loadExecutable(file, reader, pos, int(executableLen))
 		if err != nil {
-			err = fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", executableLen, err)
 			return nil, false, err
 		}
 
-		_, err = io.ReadFull(reader, executable)
-		if err != nil {
-			err = fmt.Errorf("compilationcache: error reading executable (len=%d): %v", executableLen, err)
-			return nil, false, err
-		}
-
-		expected := crc32.Checksum(executable, crc)
+		expected := checksumCode(executable, mapped)
 		if _, err = io.ReadFull(reader, eightBytes[:4]); err != nil {
+			_ = platform.MunmapCodeSegment(executable)
 			return nil, false, fmt.Errorf("compilationcache: could not read checksum: %v", err)
 		} else if checksum := binary.LittleEndian.Uint32(eightBytes[:4]); expected != checksum {
+			_ = platform.MunmapCodeSegment(executable)
 			return nil, false, fmt.Errorf("compilationcache: checksum mismatch (expected %d, got %d)", expected, checksum)
 		}
 
-		if err = platform.MprotectCodeSegment(executable); err != nil {
-			return nil, false, err
+		if !mapped {
+			if err = platform.MprotectCodeSegment(executable); err != nil {
+				_ = platform.MunmapCodeSegment(executable)
+				return nil, false, err
+			}
 		}
 		cm.executable = executable
 	}
@@ -344,4 +351,69 @@ func readUint64(reader io.Reader, b *[8]byte) (uint64, error) {
 	// Read the u64 from the underlying buffer.
 	ret := binary.LittleEndian.Uint64(s)
 	return ret, nil
+}
+
+// codeAlign is where a cache file's native code starts: a multiple of any
+// page size Linux uses (ccm patch, third_party/README.md).
+const codeAlign = 64 << 10
+
+// codePadding is the number of zero bytes written after pos so that the
+// native code starts at a multiple of codeAlign.
+func codePadding(pos int) int {
+	return (codeAlign - pos%codeAlign) % codeAlign
+}
+
+// loadExecutable returns the native code of n bytes that follows pos (and
+// its padding) in a cache file (ccm patch, third_party/README.md). It maps
+// it from the file where it can: no copy, and only the pages that run stay
+// in memory. Else, and when the file system does not allow executable
+// mappings (noexec), it reads it into a new code segment. mapped reports
+// which; reader continues after the code either way.
+func loadExecutable(file io.ReadCloser, reader *bufio.Reader, pos, n int) (executable []byte, mapped bool, err error) {
+	start := pos + codePadding(pos)
+	if f, ok := file.(*os.File); ok {
+		// A file shorter than its header says would fault when executed.
+		if st, err := f.Stat(); err == nil && st.Size() >= int64(start+n) {
+			if b, err := platform.MmapCodeFile(f, int64(start), n); err == nil {
+				if _, err = f.Seek(int64(start+n), io.SeekStart); err != nil {
+					_ = platform.MunmapCodeSegment(b)
+					return nil, false, fmt.Errorf("compilationcache: %v", err)
+				}
+				reader.Reset(f)
+				return b, true, nil
+			}
+		}
+	}
+	if _, err = reader.Discard(start - pos); err != nil {
+		return nil, false, fmt.Errorf("compilationcache: error reading executable padding: %v", err)
+	}
+	executable, err = platform.MmapCodeSegment(n)
+	if err != nil {
+		return nil, false, fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", n, err)
+	}
+	if _, err = io.ReadFull(reader, executable); err != nil {
+		_ = platform.MunmapCodeSegment(executable)
+		return nil, false, fmt.Errorf("compilationcache: error reading executable (len=%d): %v", n, err)
+	}
+	return executable, false, nil
+}
+
+// checksumCode is the checksum of a cache file's native code. Of a mapped
+// file it reads the code a chunk at a time and drops each chunk's pages
+// once read (ccm patch, third_party/README.md): only the pages a run
+// executes come back, read again from the page cache, and the checksum
+// does not make all of them resident at once.
+func checksumCode(executable []byte, mapped bool) uint32 {
+	if !mapped {
+		return crc32.Checksum(executable, crc)
+	}
+	const chunk = 1 << 20
+	sum := uint32(0)
+	for len(executable) > 0 {
+		n := min(chunk, len(executable))
+		sum = crc32.Update(sum, crc, executable[:n])
+		_ = platform.ReleaseCodePages(executable[:n])
+		executable = executable[n:]
+	}
+	return sum
 }
