@@ -61,3 +61,5 @@ require (
 // The plugin SDK is its own module (sdk/go.mod) so that plugin authors get
 // it without ccm's requirements; ccm builds against the copy in this tree.
 replace github.com/ccm-dev/ccm/sdk => ./sdk
+
+replace github.com/tetratelabs/wazero => ./third_party/wazero

@@ -1,9 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +115,93 @@ func TestWipeCacheKeepsForeignFiles(t *testing.T) {
 		if _, err := os.Stat(f); (err == nil) != keep {
 			t.Fatalf("%s: kept = %v, want %v", f, err == nil, keep)
 		}
+	}
+}
+
+// TestCachedModuleMapped: a module loaded from the compilation cache runs
+// its compiled code mapped from the cache file (third_party/wazero.patch),
+// not copied: the entry shows in the process's mappings.
+func TestCachedModuleMapped(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("code is mapped from the cache on linux only")
+	}
+	dir := t.TempDir()
+	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
+	first := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny") // compiles, fills the cache
+	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries")
+	}
+	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	_, _ = h.Info(context.Background(), trust.Caller{}, "tiny")
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range entries {
+		found = found || strings.Contains(string(maps), e)
+	}
+	if !found {
+		t.Fatalf("no cache entry of %v is mapped", entries)
+	}
+	if w := h.CacheWarning(); w != nil {
+		t.Fatalf("CacheWarning = %v", w)
+	}
+}
+
+// TestCacheHitValidatesOtherBytes: a cache hit skips validating the
+// function bodies (third_party/wazero.patch), which is sound only because
+// the cache key is a hash of the module's bytes. A module that differs
+// from a cached one only in an invalid function body is a miss, validated,
+// and refused.
+func TestCacheHitValidatesOtherBytes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	first := newProbeHost(t, Limits{}, WithCacheDir(dir), WithModules(map[string][]byte{"tiny": tinyWasm}))
+	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny")
+
+	// The body "i32.const 0; end" becomes "i32.add; nop; end", the same
+	// size: an add with nothing on the stack.
+	bad := slices.Clone(tinyWasm)
+	body := bytes.Index(bad, []byte{0x41, 0x00, 0x0b})
+	bad[body], bad[body+1] = 0x6a, 0x01
+	h := newProbeHost(t, Limits{}, WithCacheDir(dir), WithModules(map[string][]byte{"tiny": bad}))
+	_, err := h.Info(context.Background(), trust.Caller{}, "tiny")
+	if err == nil || !strings.Contains(err.Error(), "invalid function") {
+		t.Fatalf("err = %v, want the invalid function refused", err)
+	}
+}
+
+// TestTruncatedCacheEntry: an entry shorter than its header says (a copy
+// cut short, a full disk) is not mapped, which would fault when executed:
+// the module compiles again and the Host says why.
+func TestTruncatedCacheEntry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
+	first := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny")
+	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries")
+	}
+	for _, e := range entries {
+		st, err := os.Stat(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(e, st.Size()-64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+		t.Fatalf("a truncated cache entry was fatal: %v", err)
+	}
+	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {
+		t.Fatalf("CacheWarning = %v", w)
 	}
 }

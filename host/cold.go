@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
-	"sync"
 	"syscall"
 
 	extism "github.com/extism/go-sdk"
@@ -82,26 +80,10 @@ const compileLockName = "ccm-compile.lock"
 // markerDir holds the compiled-module markers, in the cache directory.
 const markerDir = "ccm-compiled"
 
-// wazeroVersion is the version of wazero linked into this binary, as wazero
-// itself reads it for its cache directory's name.
-var wazeroVersion = sync.OnceValue(func() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/tetratelabs/wazero" {
-				if d.Replace != nil {
-					return d.Replace.Path + "@" + d.Replace.Version
-				}
-				return d.Version
-			}
-		}
-	}
-	return "unknown"
-})
-
 // markerContent is what the marker of a module (its sha256 sum) compiled
 // with or without the termination check holds; its name is the sha256 of it.
 func markerContent(sum string, check bool) string {
-	return fmt.Sprintf("ccm compiled module v1\nsha256 %s\ncheck %t\nwazero %s\nplatform %s/%s\n", sum, check, wazeroVersion(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("ccm compiled module v1\nsha256 %s\ncheck %t\nwazero %s\nplatform %s/%s\n", sum, check, wazero.CCMVersion(), runtime.GOOS, runtime.GOARCH)
 }
 
 func (h *Host) markerPath(content string) string {
@@ -273,7 +255,7 @@ func (h *Host) Compile(ctx context.Context, types []string) error {
 		}
 		var sum string
 		if trusted {
-			sum = moduleSum(wasm)
+			sum = h.sumOf(typ, wasm, trusted)
 		}
 		cp, err := h.compileMarked(ctx, typ, wasm, trusted, sum)
 		if err != nil {

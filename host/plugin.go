@@ -109,7 +109,7 @@ func (p *plugin) loadLocked(ctx context.Context, caller trust.Caller) error {
 			if wasm, p.origin, p.trusted, err = p.host.module(p.typ); err != nil {
 				return err
 			}
-			p.sum = moduleSum(wasm)
+			p.sum = p.host.sumOf(p.typ, wasm, p.trusted)
 		}
 		var err error
 		if p.interpretCold() {

@@ -3,7 +3,9 @@ package plugins_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -274,5 +276,30 @@ func BenchmarkStableFileBatch(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		run()
+	}
+}
+
+// TestSums: the recorded sums (wasm/SHA256SUMS, which the host trusts
+// instead of hashing a built-in) are those of the embedded modules. A
+// module rebuilt without `go generate ./plugins` fails here.
+func TestSums(t *testing.T) {
+	m := plugins.Modules()
+	summer := m.(interface{ Sum(string) (string, bool) })
+	entries, err := fs.ReadDir(m, ".")
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("ReadDir: %v, %d entries", err, len(entries))
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(m, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := summer.Sum(e.Name())
+		if want := fmt.Sprintf("%x", sha256.Sum256(b)); !ok || got != want {
+			t.Errorf("Sum(%s) = %q, %v; the module's sha256 is %s: run go generate ./plugins", e.Name(), got, ok, want)
+		}
+	}
+	if _, ok := summer.Sum("nope.wasm"); ok {
+		t.Error("Sum of a module that is not there")
 	}
 }
