@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
+	"github.com/ccm-dev/ccm/sdk/flat"
 	"github.com/ccm-dev/ccm/sdk/internal/wire"
 )
 
@@ -48,9 +49,17 @@ func serve(export string, r Resource, h Host, input []byte) (out []byte, err err
 		// One request at a time: each one's decoded properties are garbage
 		// once validated (a Preparer keeps only what it parsed).
 		resp := abi.ValidateBatchResponse{Results: []abi.ValidateResponse{}}
-		err := wire.EachValidateRequest(input, func(one abi.ValidateRequest) {
-			resp.Results = append(resp.Results, validateOne(r, one))
-		})
+		var err error
+		if fp, ok := r.(FlatPreparer); ok {
+			// One flat.Props for the whole batch, emptied for each request.
+			err = wire.EachValidateRequestFlat(input, &flat.Props{}, func(props *flat.Props, provider string) {
+				resp.Results = append(resp.Results, validateFlat(fp, props, provider))
+			})
+		} else {
+			err = wire.EachValidateRequest(input, func(one abi.ValidateRequest) {
+				resp.Results = append(resp.Results, validateOne(r, one))
+			})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("decode %s input: %w", export, err)
 		}

@@ -79,15 +79,19 @@ var _ Host = wasmHost{}
 // abi.Response into resp (when resp is not nil). A refused or failed call is
 // returned as *abi.CallError.
 func (h wasmHost) call(name string, fn func(uint64) uint64, req, resp any) error {
-	data, err := wire.Marshal(req)
+	s := scratch.take()
+	defer scratch.give(s)
+	data, err := wire.AppendMarshal(s.req[:0], req)
 	if err != nil {
 		return &abi.CallError{Code: abi.CodeInvalid, Message: "encode " + name + " request: " + err.Error()}
 	}
+	s.keepReq(data)
 	var out []byte
 	if h.stdio {
-		if out, err = callStdio(fn, data); err != nil {
+		if out, err = callStdio(fn, data, s.resp); err != nil {
 			return &abi.CallError{Code: abi.CodeIO, Message: name + ": " + err.Error()}
 		}
+		s.keepResp(out)
 	} else {
 		out = callKernel(fn, data)
 	}
@@ -102,6 +106,52 @@ func (h wasmHost) call(name string, fn func(uint64) uint64, req, resp any) error
 		return callErr
 	}
 	return nil
+}
+
+// callScratch holds the buffers of one host call, reused by the next: a
+// stable file's apply makes one host call whose request and response are a
+// few hundred bytes, and allocating both each time was garbage for the
+// guest's collector. The documents never outlive the call (decoding copies
+// every string out of the response), and buffers larger than
+// maxScratch are not kept.
+type callScratch struct {
+	req, resp []byte
+	busy      bool
+}
+
+// maxScratch is the largest buffer callScratch keeps.
+const maxScratch = 4 << 10
+
+// scratch is the one instance's host-call buffers: the guest makes one
+// host call at a time (the stdio transport could not serve two at once).
+var scratch callScratch
+
+// take returns the buffers, or empty ones if a call is in progress (a
+// plugin calling the host from two goroutines: it gets no shared buffer).
+func (c *callScratch) take() *callScratch {
+	if c.busy {
+		return &callScratch{busy: true}
+	}
+	c.busy = true
+	return c
+}
+
+func (c *callScratch) give(s *callScratch) {
+	if s == c {
+		c.busy = false
+	}
+}
+
+func (c *callScratch) keepReq(b []byte) {
+	if cap(b) <= maxScratch {
+		c.req = b[:0]
+	}
+}
+
+func (c *callScratch) keepResp(b []byte) {
+	if cap(b) <= maxScratch {
+		c.resp = b[:0]
+	}
 }
 
 // callKernel sends one host call through Extism kernel blocks and returns

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ccm-dev/ccm/sdk/abi"
+	"github.com/ccm-dev/ccm/sdk/flat"
 )
 
 // Preparer is a Resource that keeps what it parsed when validating, so the
@@ -30,6 +31,22 @@ type Preparer interface {
 	// everything of an apply request but Properties (nil): the resource's
 	// properties are exactly the ones Prepare saw.
 	ApplyPrepared(h Host, req abi.Request, prepared any) abi.Result
+}
+
+// FlatPreparer is a Preparer that reads the properties of a batch's
+// validation requests (ccm_validate_batch, what a run sends) flat: the SDK
+// decodes each request's properties into a flat.Props, without a map or a
+// boxed value per property, and calls PrepareFlat instead of Prepare. A
+// single validation request (ccm_validate) still goes to Prepare, so both
+// must accept and refuse the same properties with the same errors; a type
+// typically implements Prepare as PrepareFlat(flat.FromMap(req.Properties),
+// req.Provider).
+type FlatPreparer interface {
+	Preparer
+	// PrepareFlat is Prepare for the properties props (name and ensure
+	// included, common properties removed) and provider. props is valid
+	// only during the call: keep what is read from it, not props.
+	PrepareFlat(props *flat.Props, provider string) (prepared any, errs []string)
 }
 
 // Bounds of what the SDK keeps for prepared resources. Past either, a valid
@@ -63,7 +80,12 @@ type keptValue struct {
 // keep stores v, whose properties were props, and returns its handle, or 0
 // when a bound is reached.
 func (k *keeper) keep(v any, props map[string]any) int64 {
-	size := keptOverhead + approxSize(props)
+	return k.keepSized(v, approxSize(props))
+}
+
+// keepSized is keep for properties weighing size (approxSize).
+func (k *keeper) keepSized(v any, size int) int64 {
+	size += keptOverhead
 	if len(k.values) >= maxKept || k.bytes+size > maxKeptBytes || k.next >= 1<<31-1 {
 		return 0
 	}
@@ -109,6 +131,24 @@ func approxSize(v any) int {
 	return 8
 }
 
+// approxFlatSize is approxSize of props.Map(), without making the map.
+func approxFlatSize(props *flat.Props) int {
+	n := 0
+	for i := range props.Len() {
+		e := props.At(i)
+		n += 16 + len(e.Key)
+		switch v := e.Value; v.Kind() {
+		case flat.KindString:
+			n += len(v.Str())
+		case flat.KindList, flat.KindMap:
+			n += approxSize(v.Any())
+		default:
+			n += 8
+		}
+	}
+	return n
+}
+
 // validateOne answers one validation request, keeping what a Preparer
 // prepared when the resource is valid.
 func validateOne(r Resource, req abi.ValidateRequest) abi.ValidateResponse {
@@ -121,6 +161,15 @@ func validateOne(r Resource, req abi.ValidateRequest) abi.ValidateResponse {
 		return abi.ValidateResponse{Errors: errs}
 	}
 	return abi.ValidateResponse{Errors: []string{}, Handle: kept.keep(v, req.Properties)}
+}
+
+// validateFlat is validateOne for a FlatPreparer and flat properties.
+func validateFlat(p FlatPreparer, props *flat.Props, provider string) abi.ValidateResponse {
+	v, errs := p.PrepareFlat(props, provider)
+	if len(errs) > 0 {
+		return abi.ValidateResponse{Errors: errs}
+	}
+	return abi.ValidateResponse{Errors: []string{}, Handle: kept.keepSized(v, approxFlatSize(props))}
 }
 
 // applyRequest applies req: by its handle when it has one, else through

@@ -45,9 +45,13 @@ func readStdin() ([]byte, error) {
 	}
 }
 
-// readStdinN reads exactly n bytes from stdin.
-func readStdinN(n uint64) ([]byte, error) {
-	buf := make([]byte, n)
+// readStdinN reads exactly n bytes from stdin, into buf when it has room.
+func readStdinN(n uint64, buf []byte) ([]byte, error) {
+	if uint64(cap(buf)) >= n {
+		buf = buf[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	for off := 0; off < len(buf); {
 		m, err := syscall.Read(0, buf[off:])
 		if err != nil {
@@ -77,8 +81,9 @@ func writeStdout(data []byte) error {
 }
 
 // callStdio sends one host call on the stdio transport and returns the
-// response document (nil: the host gave none).
-func callStdio(fn func(uint64) uint64, req []byte) ([]byte, error) {
+// response document (nil: the host gave none), read into buf when it has
+// room.
+func callStdio(fn func(uint64) uint64, req, buf []byte) ([]byte, error) {
 	if err := writeStdout(req); err != nil {
 		return nil, err
 	}
@@ -86,5 +91,5 @@ func callStdio(fn func(uint64) uint64, req []byte) ([]byte, error) {
 	if r&abi.StdioCall == 0 {
 		return nil, nil
 	}
-	return readStdinN(r &^ abi.StdioCall)
+	return readStdinN(r&^abi.StdioCall, buf)
 }

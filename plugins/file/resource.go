@@ -5,6 +5,7 @@ import (
 
 	"github.com/ccm-dev/ccm/sdk"
 	"github.com/ccm-dev/ccm/sdk/abi"
+	"github.com/ccm-dev/ccm/sdk/flat"
 )
 
 // fileType implements sdk.Resource. One value serves every file resource of
@@ -35,6 +36,16 @@ func (*fileType) Prepare(req abi.ValidateRequest) (any, []string) {
 	return &s, nil
 }
 
+// PrepareFlat is Prepare for a batch's flat properties.
+func (*fileType) PrepareFlat(p *flat.Props, provider string) (any, []string) {
+	v, _ := p.Get("name")
+	s, errs := parseFlat(v.Str(), p, provider)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &s, nil
+}
+
 // Status reads the path's state with one stat; it never mutates.
 func (*fileType) Status(h sdk.Host, req abi.Request) abi.StatusResponse {
 	resp := abi.StatusResponse{Provider: providerPosix}
@@ -59,4 +70,4 @@ func checkName(name string) []string {
 	return errs
 }
 
-var _ sdk.Preparer = (*fileType)(nil)
+var _ sdk.FlatPreparer = (*fileType)(nil)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ccm-dev/ccm/plugins/internal/props"
+	"github.com/ccm-dev/ccm/sdk/flat"
 )
 
 // spec is one resource's desired state, read from its properties.
@@ -34,7 +35,14 @@ func (s spec) managesData() bool { return s.hasContent || s.source != "" }
 // the deferred content and source may still be unexpanded templates; nothing
 // here depends on their final text.
 func parse(name string, p map[string]any, provider string) (spec, []string) {
-	r := props.New(p)
+	return parseFlat(name, flat.FromMap(p), provider)
+}
+
+// parseFlat is parse for flat properties, as a batch's validation gives
+// them (sdk.FlatPreparer): the same checks and messages, read without a
+// map.
+func parseFlat(name string, p *flat.Props, provider string) (spec, []string) {
+	r := props.NewFlat(p)
 	r.Known("name")
 	s := spec{name: name, ensure: ensurePresent}
 
@@ -82,24 +90,24 @@ func parse(name string, p map[string]any, provider string) (spec, []string) {
 	} else if required && (ok || !r.Has("group")) {
 		r.Errorf("group is required unless ensure is absent: a group name or numeric gid")
 	}
-	switch m, isString := p["mode"].(string); {
-	case isString:
+	switch m, _ := r.Lookup("mode"); {
+	case m.Kind() == flat.KindString:
 		r.Known("mode")
-		mode, err := parseMode(m)
+		mode, err := parseMode(m.Str())
 		if err != nil {
 			r.Errorf("%v", err)
 		}
 		s.mode = mode
 	case r.Has("mode"):
 		// An unquoted YAML 0644 arrives as the number 420: refuse to guess.
-		r.Errorf("mode must be a quoted octal string such as \"0644\", got %v", p["mode"])
+		r.Errorf("mode must be a quoted octal string such as \"0644\", got %v", m.Any())
 	case required:
 		r.Errorf("mode is required unless ensure is absent: an octal string such as \"0644\"")
 	}
 
-	// Asked only when set: a ninth key in the reader's known set grows its
-	// map, which cost every stable file ~10% of a warm run.
-	if _, set := p["show_diff"]; set {
+	// Asked only when set: it is then a known key, which changes what an
+	// unknown key's suggestion may be (kept as it was).
+	if _, set := r.Lookup("show_diff"); set {
 		if show, ok := r.Bool("show_diff"); ok && !show {
 			s.hideDiff = true
 		}

@@ -9,22 +9,33 @@ import (
 	"strings"
 
 	"github.com/ccm-dev/ccm/internal/suggest"
+	"github.com/ccm-dev/ccm/sdk/flat"
 )
 
 // Reader reads properties and collects problems. Every key a getter asks
 // for counts as known, so Unknown can name the ones nobody read.
 type Reader struct {
-	props map[string]any
+	props *flat.Props
 	// known is a short list, searched linearly: a type reads about ten
 	// keys, and in the wasm guest a map of them (allocated, hashed and
-	// grown per resource) cost more than every comparison here.
-	known []string
-	errs  []string
+	// grown per resource) cost more than every comparison here. It starts
+	// in knownBuf, which saves an allocation per resource.
+	known    []string
+	knownBuf [16]string
+	errs     []string
 }
 
 // New returns a Reader over props; a nil map reads as empty.
 func New(props map[string]any) *Reader {
-	return &Reader{props: props, known: make([]string, 0, 16)}
+	return NewFlat(flat.FromMap(props))
+}
+
+// NewFlat returns a Reader over flat properties (sdk.FlatPreparer); nil
+// reads as empty. props must stay unchanged while the Reader is used.
+func NewFlat(props *flat.Props) *Reader {
+	r := &Reader{props: props}
+	r.known = r.knownBuf[:0]
+	return r
 }
 
 func (r *Reader) isKnown(key string) bool {
@@ -50,11 +61,21 @@ func (r *Reader) Known(keys ...string) {
 	}
 }
 
+// Lookup returns key's value and whether key is set (null included),
+// without marking key as known.
+func (r *Reader) Lookup(key string) (flat.Value, bool) { return r.props.Get(key) }
+
 // Has reports whether key is set to a non-null value.
 func (r *Reader) Has(key string) bool {
+	_, ok := r.value(key)
+	return ok
+}
+
+// value marks key as known and returns its value when set and not null.
+func (r *Reader) value(key string) (flat.Value, bool) {
 	r.markKnown(key)
-	v, ok := r.props[key]
-	return ok && v != nil
+	v, ok := r.props.Get(key)
+	return v, ok && !v.IsNull()
 }
 
 // Errorf records a problem.
@@ -68,66 +89,73 @@ func (r *Reader) Errors() []string { return r.errs }
 // String reads a string. ok is false when the key is unset or null, or when
 // it holds another type (recorded as a problem).
 func (r *Reader) String(key string) (s string, ok bool) {
-	if !r.Has(key) {
+	v, set := r.value(key)
+	if !set {
 		return "", false
 	}
-	s, ok = r.props[key].(string)
-	if !ok {
-		r.Errorf("property %q must be a string, got %s", key, kind(r.props[key]))
+	if v.Kind() != flat.KindString {
+		r.Errorf("property %q must be a string, got %s", key, kind(v))
+		return "", false
 	}
-	return s, ok
+	return v.Str(), true
 }
 
 // Text reads a string, also accepting a number or a boolean in their plain
 // text form, because a template that is one expression yields its native
 // type (content: "${ Data.port }" gives 8080, not "8080").
 func (r *Reader) Text(key string) (s string, ok bool) {
-	if !r.Has(key) {
+	v, set := r.value(key)
+	if !set {
 		return "", false
 	}
-	switch v := r.props[key].(type) {
-	case string:
-		return v, true
-	case bool:
-		return strconv.FormatBool(v), true
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), true
-	case int:
-		return strconv.Itoa(v), true
-	case int64:
-		return strconv.FormatInt(v, 10), true
+	switch v.Kind() {
+	case flat.KindString:
+		return v.Str(), true
+	case flat.KindBool:
+		return strconv.FormatBool(v.Bool()), true
+	case flat.KindNumber:
+		switch n := v.Any().(type) {
+		case float64:
+			return strconv.FormatFloat(n, 'f', -1, 64), true
+		case int:
+			return strconv.Itoa(n), true
+		case int64:
+			return strconv.FormatInt(n, 10), true
+		}
 	}
-	r.Errorf("property %q must be a string, got %s", key, kind(r.props[key]))
+	r.Errorf("property %q must be a string, got %s", key, kind(v))
 	return "", false
 }
 
 // Bool reads a boolean; unset or null reads as false with ok false.
 func (r *Reader) Bool(key string) (b bool, ok bool) {
-	if !r.Has(key) {
+	v, set := r.value(key)
+	if !set {
 		return false, false
 	}
-	b, ok = r.props[key].(bool)
-	if !ok {
-		r.Errorf("property %q must be a boolean, got %s", key, kind(r.props[key]))
+	if v.Kind() != flat.KindBool {
+		r.Errorf("property %q must be a boolean, got %s", key, kind(v))
+		return false, false
 	}
-	return b, ok
+	return v.Bool(), true
 }
 
 // StringList reads a list of strings.
 func (r *Reader) StringList(key string) ([]string, bool) {
-	if !r.Has(key) {
+	val, set := r.value(key)
+	if !set {
 		return nil, false
 	}
-	items, ok := asList(r.props[key])
+	items, ok := asList(val.Any())
 	if !ok {
-		r.Errorf("property %q must be a list of strings, got %s", key, kind(r.props[key]))
+		r.Errorf("property %q must be a list of strings, got %s", key, kind(val))
 		return nil, false
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
 		s, ok := it.(string)
 		if !ok {
-			r.Errorf("property %q item %d must be a string, got %s", key, i, kind(it))
+			r.Errorf("property %q item %d must be a string, got %s", key, i, kindOf(it))
 			return nil, false
 		}
 		out = append(out, s)
@@ -137,23 +165,24 @@ func (r *Reader) StringList(key string) ([]string, bool) {
 
 // IntList reads a list of integers; a single integer reads as a list of one.
 func (r *Reader) IntList(key string) ([]int, bool) {
-	if !r.Has(key) {
+	val, set := r.value(key)
+	if !set {
 		return nil, false
 	}
-	v := r.props[key]
+	v := val.Any()
 	if n, ok := asInt(v); ok {
 		return []int{n}, true
 	}
 	items, ok := asList(v)
 	if !ok {
-		r.Errorf("property %q must be a list of integers, got %s", key, kind(v))
+		r.Errorf("property %q must be a list of integers, got %s", key, kindOf(v))
 		return nil, false
 	}
 	out := make([]int, 0, len(items))
 	for i, it := range items {
 		n, ok := asInt(it)
 		if !ok {
-			r.Errorf("property %q item %d must be an integer, got %s", key, i, kind(it))
+			r.Errorf("property %q item %d must be an integer, got %s", key, i, kindOf(it))
 			return nil, false
 		}
 		out = append(out, n)
@@ -166,8 +195,8 @@ func (r *Reader) IntList(key string) ([]int, bool) {
 // (CCM silently dropped "contnet" and "refresh_only"; we name them).
 func (r *Reader) Unknown() {
 	var unknown []string
-	for k := range r.props {
-		if !r.isKnown(k) {
+	for i := range r.props.Len() {
+		if k := r.props.At(i).Key; !r.isKnown(k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -228,7 +257,22 @@ func asInt(v any) (int, bool) {
 	return 0, false
 }
 
-func kind(v any) string {
+// kind is kindOf(v.Any()), without boxing the scalars.
+func kind(v flat.Value) string {
+	switch v.Kind() {
+	case flat.KindString:
+		return "a string"
+	case flat.KindBool:
+		return "a boolean"
+	case flat.KindNumber:
+		return "a number"
+	case flat.KindNull:
+		return "null"
+	}
+	return kindOf(v.Any())
+}
+
+func kindOf(v any) string {
 	switch v.(type) {
 	case string:
 		return "a string"

@@ -12,7 +12,14 @@ import (
 // Marshal encodes v: an abi document the guest sends (export outputs and
 // host-call requests), or any JSON-shaped value.
 func Marshal(v any) ([]byte, error) {
-	e := &encoder{b: make([]byte, 0, 512)}
+	return AppendMarshal(make([]byte, 0, 512), v)
+}
+
+// AppendMarshal is Marshal appending to dst, which it returns grown: a
+// caller that encodes one small document after another (the SDK's host
+// calls) reuses one buffer instead of allocating 512 bytes each time.
+func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	e := &encoder{b: dst}
 	if !e.encodeDoc(v) {
 		e.value(v)
 	}

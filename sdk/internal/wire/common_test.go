@@ -88,3 +88,29 @@ func TestRequestAllocs(t *testing.T) {
 		t.Fatalf("decoding a request allocates %v times, want at most 12", allocs)
 	}
 }
+
+// TestCommonTable: every word is found within a few probes, the table has
+// room to spare, and words one edit away from a common one are not found.
+func TestCommonTable(t *testing.T) {
+	if len(commonWords) >= len(commonTable)*3/4 || len(commonWords) > 255 {
+		t.Fatalf("%d words for %d slots: grow commonMask", len(commonWords), len(commonTable))
+	}
+	worst := 0
+	for _, w := range commonWords {
+		probes := 1
+		for h := commonHash(w); commonWords[commonTable[h]-1] != w; h = (h + 1) & commonMask {
+			probes++
+		}
+		worst = max(worst, probes)
+	}
+	if worst > 4 {
+		t.Errorf("a common word takes %d probes; choose commonHash's constants again", worst)
+	}
+	for _, w := range commonWords {
+		for _, miss := range []string{w[1:], w[:len(w)-1], w + "x", "x" + w, strings.ToUpper(w)} {
+			if got, ok := common([]byte(miss)); ok != slices.Contains(commonWords[:], miss) || ok && got != miss {
+				t.Errorf("common(%q) = %q, %v", miss, got, ok)
+			}
+		}
+	}
+}

@@ -432,13 +432,14 @@ func hex4(data []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// String decodes a string (null leaves *v alone).
+// String decodes a string (null leaves *v alone). A common word (a file
+// type, "root", an ensure value) costs no allocation (word).
 func (d *decoder) string(v *string) error {
 	switch d.peek() {
 	case 'n':
 		return d.literal("null")
 	case '"':
-		s, err := d.str()
+		s, err := d.word()
 		*v = s
 		return err
 	}
