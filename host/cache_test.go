@@ -30,16 +30,7 @@ var tinyWasm = []byte{
 // was not used, and the damaged entries are gone so the next run rebuilds.
 func TestCorruptCache(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
-	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
-		t.Fatalf("first load: err = %v, want a describe error", err)
-	}
-	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
-	if len(entries) == 0 {
-		t.Fatal("no cache entries to corrupt")
-	}
+	dir, modules, entries := cachedTiny(t)
 	for _, e := range entries {
 		b, err := os.ReadFile(e)
 		if err != nil {
@@ -53,13 +44,7 @@ func TestCorruptCache(t *testing.T) {
 		}
 	}
 
-	h = newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
-		t.Fatalf("a corrupt cache was fatal: %v", err)
-	}
-	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {
-		t.Fatalf("CacheWarning = %v", w)
-	}
+	recompiles(t, dir, modules)
 	for _, e := range entries {
 		if _, err := os.Stat(e); err == nil {
 			t.Fatalf("corrupt entry %s was kept", e)
@@ -126,14 +111,7 @@ func TestCachedModuleMapped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("code is mapped from the cache on linux only")
 	}
-	dir := t.TempDir()
-	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
-	first := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny") // compiles, fills the cache
-	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
-	if len(entries) == 0 {
-		t.Fatal("no cache entries")
-	}
+	dir, modules, entries := cachedTiny(t)
 	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
 	_, _ = h.Info(context.Background(), trust.Caller{}, "tiny")
 	maps, err := os.ReadFile("/proc/self/maps")
@@ -159,9 +137,7 @@ func TestCachedModuleMapped(t *testing.T) {
 // and refused.
 func TestCacheHitValidatesOtherBytes(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	first := newProbeHost(t, Limits{}, WithCacheDir(dir), WithModules(map[string][]byte{"tiny": tinyWasm}))
-	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny")
+	dir, _, _ := cachedTiny(t)
 
 	// The body "i32.const 0; end" becomes "i32.add; nop; end", the same
 	// size: an add with nothing on the stack.
@@ -180,14 +156,7 @@ func TestCacheHitValidatesOtherBytes(t *testing.T) {
 // the module compiles again and the Host says why.
 func TestTruncatedCacheEntry(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
-	first := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
-	_, _ = first.Info(context.Background(), trust.Caller{}, "tiny")
-	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
-	if len(entries) == 0 {
-		t.Fatal("no cache entries")
-	}
+	dir, modules, entries := cachedTiny(t)
 	for _, e := range entries {
 		st, err := os.Stat(e)
 		if err != nil {
@@ -197,9 +166,36 @@ func TestTruncatedCacheEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	recompiles(t, dir, modules)
+}
+
+// cachedTiny fills a new cache directory with tinyWasm's compiled code and
+// returns the directory, the option that provides the module, and the
+// cache's entries.
+func cachedTiny(t *testing.T) (dir string, modules Option, entries []string) {
+	t.Helper()
+	dir = t.TempDir()
+	modules = WithModules(map[string][]byte{"tiny": tinyWasm})
+	first := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+	// Compiles and fills the cache; tiny is no plugin, so describing it fails.
+	if _, err := first.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+		t.Fatalf("first load: err = %v, want a describe error", err)
+	}
+	entries, _ = filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries")
+	}
+	return dir, modules, entries
+}
+
+// recompiles loads tiny from the damaged cache in dir: the load succeeds
+// (describing tiny fails, as it is no plugin) and the Host says it wiped
+// the cache's entries.
+func recompiles(t *testing.T, dir string, modules Option) {
+	t.Helper()
 	h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
 	if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
-		t.Fatalf("a truncated cache entry was fatal: %v", err)
+		t.Fatalf("a damaged cache was fatal: %v", err)
 	}
 	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {
 		t.Fatalf("CacheWarning = %v", w)

@@ -237,28 +237,8 @@ func TestModulesFS(t *testing.T) {
 // ccm_apply_batch of 256 stable files (one stat each), as the engine sends
 // them (WithBuiltins: no termination check; no state documents).
 func BenchmarkStableFileBatch(b *testing.B) {
-	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(context.Background())
+	h, callers, reqs, vreqs := stableFiles(b, 256, false)
 	ctx := context.Background()
-	dir := b.TempDir()
-	const n = 256
-	callers := make([]trust.Caller, n)
-	reqs := make([]abi.Request, n)
-	vreqs := make([]abi.ValidateRequest, n)
-	for i := range n {
-		target := filepath.Join(dir, "f"+itoa(i))
-		content := "file " + itoa(i)
-		if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		props := map[string]any{"ensure": "present", "content": content, "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0644"}
-		callers[i] = trust.Caller{Resource: "file#" + target}
-		reqs[i] = abi.Request{Type: "file", Name: target, Properties: props, NoState: true}
-		vreqs[i] = abi.ValidateRequest{Properties: props}
-	}
 	run := func() {
 		if _, err := h.Validate(ctx, trust.Caller{}, "file", vreqs); err != nil {
 			b.Fatal(err)
@@ -347,6 +327,37 @@ func BenchmarkStableFileValidate(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/resource")
 }
 
+// stableFiles writes n files in a temp dir and returns a host with the
+// built-ins and, for each file, the caller, apply request and validate
+// request of a stable file resource as the engine sends them; withName
+// puts the name among the properties too.
+func stableFiles(b *testing.B, n int, withName bool) (*host.Host, []trust.Caller, []abi.Request, []abi.ValidateRequest) {
+	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = h.Close(context.Background()) })
+	dir := b.TempDir()
+	callers := make([]trust.Caller, n)
+	reqs := make([]abi.Request, n)
+	vreqs := make([]abi.ValidateRequest, n)
+	for i := range n {
+		target := filepath.Join(dir, "f"+itoa(i))
+		content := "file " + itoa(i)
+		if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		props := map[string]any{"ensure": "present", "content": content, "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0644"}
+		if withName {
+			props["name"] = target
+		}
+		callers[i] = trust.Caller{Resource: "file#" + target}
+		reqs[i] = abi.Request{Type: "file", Name: target, Properties: props, NoState: true}
+		vreqs[i] = abi.ValidateRequest{Properties: props}
+	}
+	return h, callers, reqs, vreqs
+}
+
 func cpuTime() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -359,28 +370,9 @@ func cpuTime() int64 {
 // them; ns/resource and cpu-ns/resource (the whole process) are the
 // apply's only.
 func BenchmarkStableFileApplyByHandle(b *testing.B) {
-	h, err := host.New(host.WithBuiltins(plugins.Modules()), host.WithCacheDir(cacheDir(b)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close(context.Background())
-	ctx := context.Background()
-	dir := b.TempDir()
 	const n = 256
-	callers := make([]trust.Caller, n)
-	reqs := make([]abi.Request, n)
-	vreqs := make([]abi.ValidateRequest, n)
-	for i := range n {
-		target := filepath.Join(dir, "f"+itoa(i))
-		content := "file " + itoa(i)
-		if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		props := map[string]any{"name": target, "ensure": "present", "content": content, "owner": itoa(os.Getuid()), "group": itoa(os.Getgid()), "mode": "0644"}
-		callers[i] = trust.Caller{Resource: "file#" + target}
-		reqs[i] = abi.Request{Type: "file", Name: target, Properties: props, NoState: true}
-		vreqs[i] = abi.ValidateRequest{Properties: props}
-	}
+	h, callers, reqs, vreqs := stableFiles(b, n, true)
+	ctx := context.Background()
 	var cpu, wall int64
 	for b.Loop() {
 		resps, err := h.Validate(ctx, trust.Caller{}, "file", vreqs)
