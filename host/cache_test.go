@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ccm-dev/ccm/runtime/trust"
@@ -199,5 +200,56 @@ func recompiles(t *testing.T, dir string, modules Option) {
 	}
 	if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "wiped its entries") {
 		t.Fatalf("CacheWarning = %v", w)
+	}
+}
+
+// TestCacheOnNoexecFileSystem: where the cache's file system refuses
+// executable mappings (mounted noexec), cached code is read instead of
+// mapped (third_party/wazero.patch) and loads as before, without a
+// warning. It mounts a tmpfs, so it needs root (CI runs as root).
+func TestCacheOnNoexecFileSystem(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("mounts a noexec tmpfs: linux and root only")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOEXEC, "size=16m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	modules := WithModules(map[string][]byte{"tiny": tinyWasm})
+	var entries []string
+	inodes := map[string]uint64{}
+	for run := range 2 { // the first fills the cache, the second reads it
+		h := newProbeHost(t, Limits{}, WithCacheDir(dir), modules)
+		if _, err := h.Info(context.Background(), trust.Caller{}, "tiny"); err == nil || strings.Contains(err.Error(), "compile") {
+			t.Fatalf("run %d: err = %v, want a describe error", run, err)
+		}
+		if w := h.CacheWarning(); w != nil {
+			t.Fatalf("run %d: CacheWarning = %v", run, w)
+		}
+		entries, _ = filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
+		if len(entries) == 0 {
+			t.Fatal("no cache entries: the cache was not used")
+		}
+		// An entry written again (a miss) is a new file under the name.
+		for _, e := range entries {
+			var st syscall.Stat_t
+			if err := syscall.Stat(e, &st); err != nil {
+				t.Fatal(err)
+			}
+			if ino, ok := inodes[e]; ok && ino != st.Ino {
+				t.Fatalf("%s was compiled again: the cached code was not read", e)
+			}
+			inodes[e] = st.Ino
+		}
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(string(maps), e) {
+			t.Fatalf("%s is mapped from a noexec file system", e)
+		}
 	}
 }
