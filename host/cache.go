@@ -36,6 +36,11 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 	if dir == "" {
 		return wazero.NewCompilationCache(), nil
 	}
+	// The cache holds machine code that ccm runs (and maps, on Linux):
+	// a directory someone else can write to is not used.
+	if err := privateDir("compilation cache", dir); err != nil {
+		return wazero.NewCompilationCache(), fmt.Errorf("%w; compiling without a persistent cache (set CCM_CACHE_DIR to a private directory)", err)
+	}
 	c, err := wazero.NewCompilationCacheWithDir(dir)
 	if err != nil {
 		return wazero.NewCompilationCache(), fmt.Errorf("open compilation cache %s: %w; compiling without a persistent cache (set CCM_CACHE_DIR to a writable directory)", dir, err)

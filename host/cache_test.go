@@ -66,6 +66,44 @@ func TestUnusableCacheDir(t *testing.T) {
 	}
 }
 
+// TestCacheDirNotPrivate: the compilation cache holds machine code ccm
+// runs, so a directory that someone else could write to (group or others
+// may write, a link to elsewhere, another user's) is not used: the Host
+// compiles without a persistent cache and says why, and writes nothing
+// there.
+func TestCacheDirNotPrivate(t *testing.T) {
+	t.Parallel()
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	private := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(private, link); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{"group and others may write": open, "a link": link}
+	if os.Geteuid() == 0 {
+		other := t.TempDir()
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		dirs["another user's"] = other
+	}
+	for name, dir := range dirs {
+		h := newProbeHost(t, Limits{}, WithCacheDir(dir), WithModules(map[string][]byte{"tiny": tinyWasm}))
+		if w := h.CacheWarning(); w == nil || !strings.Contains(w.Error(), "writable only by its owner") {
+			t.Errorf("%s: CacheWarning = %v", name, w)
+		}
+		_, _ = h.Info(context.Background(), trust.Caller{}, "tiny")
+		for _, d := range []string{dir, private} {
+			if entries, _ := os.ReadDir(d); len(entries) > 0 {
+				t.Errorf("%s: the cache wrote to %s", name, d)
+			}
+		}
+	}
+}
+
 func TestDefaultCacheDir(t *testing.T) {
 	t.Setenv("CCM_CACHE_DIR", "/srv/cache")
 	if got := defaultCacheDir(); got != "/srv/cache" {
@@ -212,7 +250,8 @@ func TestCacheOnNoexecFileSystem(t *testing.T) {
 		t.Skip("mounts a noexec tmpfs: linux and root only")
 	}
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOEXEC, "size=16m"); err != nil {
+	// mode=0700: a fresh tmpfs is 1777, which ccm refuses for a cache.
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOEXEC, "size=16m,mode=0700"); err != nil {
 		t.Skipf("cannot mount a tmpfs here: %v", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })

@@ -126,24 +126,36 @@ func (h *Host) acquireLock(ctx context.Context, typ, name string, wait time.Dura
 // A directory under a shared /tmp must be ours and not a symlink, or
 // another user could hold our lock or point it elsewhere.
 func openLockFile(dir, path string) (*os.File, error) {
-	perm := os.FileMode(0o700)
-	if os.Geteuid() == 0 {
-		perm = 0o755
-	}
-	if err := os.MkdirAll(dir, perm); err != nil {
-		return nil, fmt.Errorf("creating the lock directory: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lock directory: %w", err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || (int(st.Uid) != os.Geteuid() && st.Uid != 0) || fi.Mode().Perm()&0o022 != 0 {
-		return nil, fmt.Errorf("lock directory %s is not a directory owned by uid %d (or root) and writable only by its owner; remove it or fix its owner and mode", dir, os.Geteuid())
+	if err := privateDir("lock", dir); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
 	return f, nil
+}
+
+// privateDir makes dir, or checks an existing one: a directory, not a
+// link, owned by this user (or root), and writable only by its owner.
+// Under a shared /tmp, another user could otherwise have made it first to
+// hold our lock, or to plant the machine code of a compilation cache.
+// what names the directory in the error.
+func privateDir(what, dir string) error {
+	perm := os.FileMode(0o700)
+	if os.Geteuid() == 0 {
+		perm = 0o755
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("creating the %s directory: %w", what, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("%s directory: %w", what, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || (int(st.Uid) != os.Geteuid() && st.Uid != 0) || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s directory %s is not a directory owned by uid %d (or root) and writable only by its owner; remove it or fix its owner and mode", what, dir, os.Geteuid())
+	}
+	return nil
 }
