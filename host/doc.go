@@ -92,7 +92,9 @@
 //
 // # Imports
 //
-// host imports host/hostcall, sdk/abi, runtime/trust and runtime/hostapi;
+// host imports host/hostcall, sdk/abi, runtime/trust, runtime/hostapi and
+// internal/privatedir (a standard-library-only check that a directory is
+// private, shared with the bundle and last-good caches);
 // host/hostcall imports sdk/abi, sdk/shellwords and runtime/trust, and
 // never host. Neither may import plugins (cmd/ccm passes the built-in
 // modules in with WithFS), the engine or anything else of runtime/.

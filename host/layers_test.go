@@ -13,7 +13,7 @@ import (
 func TestLayers(t *testing.T) {
 	const ccm = "github.com/ccm-dev/ccm/"
 	for dir, allowed := range map[string][]string{
-		".":        {"host/hostcall", "runtime/hostapi", "runtime/trust", "sdk/abi"},
+		".":        {"host/hostcall", "internal/privatedir", "runtime/hostapi", "runtime/trust", "sdk/abi"},
 		"hostcall": {"runtime/trust", "sdk/abi", "sdk/shellwords"},
 	} {
 		pkg, err := build.ImportDir(dir, 0)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccm-dev/ccm/internal/privatedir"
 	"github.com/ccm-dev/ccm/runtime/trust"
 	"github.com/ccm-dev/ccm/sdk/abi"
 )
@@ -136,26 +137,17 @@ func openLockFile(dir, path string) (*os.File, error) {
 	return f, nil
 }
 
-// privateDir makes dir, or checks an existing one: a directory, not a
-// link, owned by this user (or root), and writable only by its owner.
-// Under a shared /tmp, another user could otherwise have made it first to
-// hold our lock, or to plant the machine code of a compilation cache.
-// what names the directory in the error.
+// privateDir makes dir, or checks that an existing one is private
+// (internal/privatedir): under a shared /tmp, another user could otherwise
+// have made it first to hold our lock, or to plant the machine code of a
+// compilation cache. what names the directory in the error.
 func privateDir(what, dir string) error {
 	perm := os.FileMode(0o700)
 	if os.Geteuid() == 0 {
 		perm = 0o755
 	}
-	if err := os.MkdirAll(dir, perm); err != nil {
-		return fmt.Errorf("creating the %s directory: %w", what, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("%s directory: %w", what, err)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || (int(st.Uid) != os.Geteuid() && st.Uid != 0) || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s directory %s is not a directory owned by uid %d (or root) and writable only by its owner; remove it or fix its owner and mode", what, dir, os.Geteuid())
+	if err := privatedir.Ensure(dir, perm); err != nil {
+		return fmt.Errorf("%s directory %s is not a directory owned by uid %d (or root) and writable only by its owner: %w; remove it or fix its owner and mode", what, dir, os.Geteuid(), err)
 	}
 	return nil
 }

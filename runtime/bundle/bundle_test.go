@@ -338,6 +338,16 @@ func TestCacheMustBePrivate(t *testing.T) {
 	if _, err := Extract(archive, link, DefaultLimits); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("linked cache: %v", err)
 	}
+	if os.Geteuid() == 0 {
+		// Mode 0755 but another user's: they could write into it.
+		theirs := t.TempDir()
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Extract(archive, theirs, DefaultLimits); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Fatalf("another user's cache: %v", err)
+		}
+	}
 	fresh := filepath.Join(t.TempDir(), "a", "b")
 	if _, err := Extract(archive, fresh, DefaultLimits); err != nil {
 		t.Fatal(err)

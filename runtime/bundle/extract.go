@@ -15,6 +15,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/ccm-dev/ccm/internal/privatedir"
 )
 
 // ManifestName is the file a bundle must hold, at its root or in its single
@@ -102,27 +104,15 @@ func Extract(archive []byte, cache string, lim Limits) (*Extracted, error) {
 }
 
 // privateDir makes dir (mode 0700) or checks that an existing one is a
-// directory, not a link, and writable by its owner only: a bundle cache
-// others can write to could be swapped under a run.
+// directory, not a link, owned by this user or root and writable by its
+// owner only (internal/privatedir): a bundle cache others can write to
+// could be swapped under a run.
 func privateDir(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("bundle cache: %w", err)
 	}
-	if err := os.Mkdir(dir, 0o700); err == nil || !errors.Is(err, fs.ErrExist) {
-		if err != nil {
-			return fmt.Errorf("bundle cache: %w", err)
-		}
-		return nil
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("bundle cache: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("bundle cache %s is not a directory (a link?); use a private directory", dir)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("bundle cache %s is writable by group or others (mode %04o); use a private directory (mode 0700)", dir, fi.Mode().Perm())
+	if err := privatedir.Ensure(dir, 0o700); err != nil {
+		return fmt.Errorf("bundle cache: %w; use a private directory (mode 0700)", err)
 	}
 	return nil
 }

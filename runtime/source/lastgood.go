@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ccm-dev/ccm/internal/privatedir"
 	"github.com/ccm-dev/ccm/runtime/bundle"
 )
 
@@ -205,19 +206,12 @@ func (f *Fetcher) warn(err error) {
 }
 
 // privateDir makes dir mode 0700, or checks that an existing one is a
-// directory only its owner may write to: a kept copy others could replace
-// would be applied when the source is down (bundles are re-verified, data
-// is not signed).
+// directory only its owner (this user or root) may write to
+// (internal/privatedir): a kept copy others could replace would be applied
+// when the source is down (bundles are re-verified, data is not signed).
 func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("last-good cache: %w", err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("last-good cache: %w", err)
-	}
-	if !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("last-good cache %s is not a private directory (mode %s); use one only its owner may write to (mode 0700)", dir, fi.Mode())
+	if err := privatedir.Ensure(dir, 0o700); err != nil {
+		return fmt.Errorf("last-good cache %s is not a private directory: %w; use one only its owner may write to (mode 0700)", dir, err)
 	}
 	return nil
 }
